@@ -1,0 +1,133 @@
+"""Hand-written bare Sanic app doing the same work as notebook_kit's sample API.
+
+It is the baseline of the load benchmark (see bench/README.md):
+
+    python bench/bare_app.py --port P --db FILE --key KEY --workers N
+
+Sanic starts its workers with the "spawn" method, which re-runs this file in each
+worker with the same ``sys.argv``; that is why the options are parsed at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import sqlite3
+from decimal import Decimal, localcontext
+from typing import Any
+
+from sanic import Request, Sanic
+from sanic.response import HTTPResponse, text
+from sanic.response import json as json_response
+
+LIMIT = Decimal(99999999)
+BAD_INPUT = "Input values are incorrect."
+CORS = {"Access-Control-Allow-Origin": "*"}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--db", required=True, help="SQLite file with the employee table")
+    parser.add_argument("--key", required=True, help="value required in the x-api-key header")
+    parser.add_argument("--workers", type=int, default=1)
+    return parser.parse_args(argv)
+
+
+OPTIONS = parse_args()
+KEY = OPTIONS.key.encode()
+app = Sanic("bench_bare", configure_logging=False)
+_connection: sqlite3.Connection | None = None
+
+
+def connection() -> sqlite3.Connection:
+    """One connection per worker process, opened on first use."""
+    global _connection
+    if _connection is None:
+        _connection = sqlite3.connect(OPTIONS.db)
+    return _connection
+
+
+def authorised(request: Request) -> bool:
+    given = request.headers.get("x-api-key")
+    return given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"), KEY)
+
+
+def forbidden() -> HTTPResponse:
+    return json_response({"message": "Forbidden"}, status=403, headers=CORS)
+
+
+def reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def to_decimal(value: Any) -> Decimal:
+    """A JSON number as a Decimal within the allowed range, or ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("not a number")
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite() or not -LIMIT <= number <= LIMIT:
+        raise ValueError("out of range")
+    return number
+
+
+def calculate(body: bytes) -> str:
+    """The calculator's result as text, or ValueError for any bad input."""
+    try:
+        data = json.loads(body, parse_constant=reject_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError("not JSON") from error
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    arg1, arg2 = to_decimal(data.get("arg1")), to_decimal(data.get("arg2"))
+    operation = data.get("operation")
+    with localcontext() as context:
+        context.prec = 1000
+        if operation == "plus":
+            result = arg1 + arg2
+        elif operation == "minus":
+            result = arg1 - arg2
+        else:
+            raise ValueError("unknown operation")
+        if result == 0:
+            result = Decimal(0)
+        return format(result.normalize(), "f")
+
+
+@app.post("/dev/restapi_sample/calculator")
+async def calculator(request: Request) -> HTTPResponse:
+    if not authorised(request):
+        return forbidden()
+    try:
+        result = calculate(request.body)
+    except ValueError:
+        return text(BAD_INPUT, status=400, headers=CORS)
+    return text(result, headers=CORS)
+
+
+@app.get("/dev/restapi_sample/employee/<employee_id:str>")
+async def employee(request: Request, employee_id: str) -> HTTPResponse:
+    if not authorised(request):
+        return forbidden()
+    row = (
+        connection()
+        .execute("SELECT id, name, age FROM employee WHERE id = ?", (employee_id,))
+        .fetchone()
+    )
+    if row is None:
+        message = f"Employee ID {employee_id} not found."
+        return json_response({"message": message}, status=404, headers=CORS)
+    return json_response({"id": row[0], "name": row[1], "age": row[2]}, headers=CORS)
+
+
+if __name__ == "__main__":
+    app.run(
+        host=OPTIONS.host,
+        port=OPTIONS.port,
+        workers=OPTIONS.workers,
+        single_process=OPTIONS.workers == 1,
+        access_log=False,
+        motd=False,
+    )

@@ -1,0 +1,475 @@
+"""Load benchmark: notebook_kit's Sanic runtime against a bare Sanic app.
+
+    python bench/run.py [--rounds 5] [--duration 5] [--connections 32] [--workers 1]
+                        [--threads 1] [--json FILE] [--self-test]
+
+See bench/README.md for what is measured and how to read the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+BENCH_DIR = Path(__file__).resolve().parent
+CALCULATOR = "/dev/restapi_sample/calculator"
+EMPLOYEE = "/dev/restapi_sample/employee/"
+CALCULATOR_BODY = '{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
+ENDPOINTS = {
+    "calculator": ("POST", CALCULATOR, CALCULATOR_BODY),
+    "employee": ("GET", EMPLOYEE + "E003", None),
+}
+SERVERS = ("ours", "bare")
+CPU_TARGET = 1.15  # ours / bare, at most
+THROUGHPUT_TARGET = 0.85  # ours / bare, at least
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SAMPLE_EMPLOYEES = [
+    ("E001", "Alice", 34),
+    ("E002", "Bob", 45),
+    ("E003", "Carol", 29),
+    ("E004", "Dave", 52),
+    ("E005", "Eve", 38),
+]
+
+
+class BenchError(Exception):
+    """A problem that stops the benchmark, with a message for the user."""
+
+
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class Sample:
+    """One wrk round against one server and endpoint."""
+
+    requests: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    cpu_us_per_request: float
+    errors: int
+
+
+# --- server process tree CPU ------------------------------------------------------------
+
+
+def read_stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, CPU ticks) of a process from /proc/<pid>/stat, None if it is gone.
+
+    The ticks are utime + stime, plus cutime + cstime so that a descendant which
+    exited and was reaped during a round still counts (through its parent).
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # fields from the 3rd (state) on
+    ppid = int(fields[1])
+    utime, stime, cutime, cstime = (int(value) for value in fields[11:15])
+    return ppid, utime + stime + cutime + cstime
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time used so far by a process and all its descendants."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := read_stat(int(entry))) is not None:
+            stats[int(entry)] = stat
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += stats[pid][1]
+            todo.extend(children.get(pid, []))
+    return total / CLOCK_TICKS
+
+
+# --- wrk ----------------------------------------------------------------------------------
+
+
+def lua_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string of ASCII text is a valid Lua string literal
+
+
+def write_wrk_script(path: Path, method: str, body: str | None, key: str) -> None:
+    lines = [f"wrk.method = {lua_string(method)}", f'wrk.headers["x-api-key"] = {lua_string(key)}']
+    if body is not None:
+        lines.append(f"wrk.body = {lua_string(body)}")
+        lines.append('wrk.headers["Content-Type"] = "application/json"')
+    path.write_text("\n".join(lines) + "\n")
+
+
+UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
+
+
+def parse_duration_ms(value: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m|h)", value)
+    if match is None:
+        raise BenchError(f"cannot read wrk latency {value!r}")
+    return float(match[1]) * UNITS_MS[match[2]]
+
+
+def parse_wrk(output: str) -> dict[str, Any]:
+    """Requests, req/s, p50, p99 and error count from `wrk --latency` output."""
+
+    def find(pattern: str) -> re.Match[str]:
+        match = re.search(pattern, output, re.MULTILINE)
+        if match is None:
+            raise BenchError(f"unexpected wrk output (no match for {pattern!r}):\n{output}")
+        return match
+
+    socket_errors = re.search(r"^\s*Socket errors:(.*)$", output, re.MULTILINE)
+    errors = sum(int(n) for n in re.findall(r"\d+", socket_errors[1])) if socket_errors else 0
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return {
+        "requests": int(find(r"^\s*(\d+) requests in")[1]),
+        "rps": float(find(r"^Requests/sec:\s*([\d.]+)")[1]),
+        "p50_ms": parse_duration_ms(find(r"^\s*50%\s+(\S+)")[1]),
+        "p99_ms": parse_duration_ms(find(r"^\s*99%\s+(\S+)")[1]),
+        "errors": errors + (int(non_2xx[1]) if non_2xx else 0),
+    }
+
+
+def run_wrk(url: str, script: Path, args: argparse.Namespace, duration: float) -> str:
+    command = [
+        "wrk",
+        "--latency",
+        f"--threads={args.threads}",
+        f"--connections={args.connections}",
+        f"--duration={duration:g}s",
+        "--timeout=10s",
+        f"--script={script}",
+        url,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
+    if done.returncode != 0:
+        raise BenchError(f"wrk failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def measure(server: Server, endpoint: str, script: Path, args: argparse.Namespace) -> Sample:
+    path = ENDPOINTS[endpoint][1]
+    before = tree_cpu_seconds(server.process.pid)
+    output = run_wrk(server.url + path, script, args, args.duration)
+    cpu = tree_cpu_seconds(server.process.pid) - before
+    figures = parse_wrk(output)
+    if figures["requests"] == 0:
+        raise BenchError(f"{server.name} served no {endpoint} request:\n{output}")
+    return Sample(cpu_us_per_request=cpu / figures["requests"] * 1e6, **figures)
+
+
+# --- servers ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(name: str, command: list[str], port: int, workdir: Path, env: dict[str, str]) -> Server:
+    log = workdir / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # own process group, so stop() can reach every worker
+        )
+    return Server(name, process, port, log)
+
+
+def log_tail(server: Server, lines: int = 30) -> str:
+    text = server.log.read_text(errors="replace").splitlines()
+    return "\n".join(text[-lines:])
+
+
+def wait_ready(server: Server, key: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    url = server.url + EMPLOYEE + "E001"
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise BenchError(
+                f"{server.name} server exited with {server.process.returncode}:\n"
+                + log_tail(server)
+            )
+        with contextlib.suppress(httpx.TransportError):
+            httpx.get(url, headers={"x-api-key": key}, timeout=2.0)
+            return
+        time.sleep(0.2)
+    raise BenchError(
+        f"{server.name} server did not answer within {timeout:g} s:\n" + log_tail(server)
+    )
+
+
+def stop(server: Server) -> None:
+    if server.process.poll() is None:
+        server.process.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.process.wait(timeout=15)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.process.pid, signal.SIGKILL)  # leftovers of this server's group only
+    server.process.wait()
+
+
+def check_same_answers(servers: list[Server], key: str) -> None:
+    """Abort unless both servers answer the check requests identically."""
+    headers = {"x-api-key": key, "Content-Type": "application/json"}
+    checks = [
+        ("POST", CALCULATOR, CALCULATOR_BODY, 200),
+        ("POST", CALCULATOR, '{"arg1": 1, "arg2": 2, "operation": "times"}', 400),
+        ("GET", EMPLOYEE + "E003", None, 200),
+        ("GET", EMPLOYEE + "E999", None, 404),
+    ]
+    for method, path, body, status in checks:
+        answers = []
+        for server in servers:
+            response = httpx.request(
+                method, server.url + path, content=body, headers=headers, timeout=10.0
+            )
+            answers.append(
+                (response.status_code, response.headers.get("content-type"), response.content)
+            )
+        described = "\n".join(f"  {s.name}: {a!r}" for s, a in zip(servers, answers, strict=True))
+        if answers[0] != answers[1]:
+            raise BenchError(f"servers answer {method} {path} differently:\n{described}")
+        if answers[0][0] != status:
+            raise BenchError(
+                f"{method} {path} gave status {answers[0][0]}, not {status}:\n{described}"
+            )
+
+
+# --- workspace ----------------------------------------------------------------------------
+
+
+def run_cli(env: dict[str, str], *arguments: str) -> str:
+    command = [notebook_kit_command(), *arguments]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise BenchError(
+            f"`notebook-kit {' '.join(arguments)}` failed:\n{done.stdout}{done.stderr}"
+        )
+    return done.stdout
+
+
+def notebook_kit_command() -> str:
+    found = shutil.which("notebook-kit")
+    if found is None:
+        raise BenchError("`notebook-kit` is not on PATH: install the package (pip install -e .)")
+    return found
+
+
+def prepare_sample(home: Path, env: dict[str, str]) -> tuple[Path, str]:
+    """Install the sample application with notebook-kit; return its database and dev key."""
+    run_cli(env, "sample")
+    keys = run_cli(env, "keys")
+    match = re.search(r"^dev\s+(\S+)\s*$", keys, re.MULTILINE)
+    if match is None:
+        raise BenchError(f"no `dev <key>` line in `notebook-kit keys` output:\n{keys}")
+    database = home / "environment.sqlite3"
+    if not database.exists():
+        raise BenchError(f"`notebook-kit sample` did not create {database}")
+    return database, match[1]
+
+
+def prepare_self_test(home: Path) -> tuple[Path, str]:
+    """An employee table of our own, for running the bare app against itself."""
+    database = home / "employees.sqlite3"
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute("CREATE TABLE employee (id TEXT PRIMARY KEY, name TEXT, age INTEGER)")
+        db.executemany("INSERT INTO employee VALUES (?, ?, ?)", SAMPLE_EMPLOYEES)
+    return database, os.urandom(16).hex()
+
+
+@contextlib.contextmanager
+def running_servers(args: argparse.Namespace, home: Path) -> Iterator[tuple[list[Server], str]]:
+    env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
+    database, key = prepare_self_test(home) if args.self_test else prepare_sample(home, env)
+    bare = [sys.executable, str(BENCH_DIR / "bare_app.py"), "--db", str(database)]
+    bare += ["--key", key, "--workers", str(args.workers), "--port"]
+    if args.self_test:
+        ours = bare
+    else:
+        ours = [notebook_kit_command(), "serve", "--host", "127.0.0.1", "--workers"]
+        ours += [str(args.workers), "--port"]
+    servers: list[Server] = []
+    try:
+        for name, command in zip(SERVERS, (ours, bare), strict=True):
+            port = free_port()
+            servers.append(start(name, [*command, str(port)], port, home, env))
+        for server in servers:
+            wait_ready(server, key)
+        yield servers, key
+    finally:
+        for server in servers:
+            stop(server)
+
+
+# --- the benchmark ------------------------------------------------------------------------
+
+
+def benchmark(args: argparse.Namespace, servers: list[Server], key: str, home: Path) -> dict:
+    scripts = {}
+    for endpoint, (method, _, body) in ENDPOINTS.items():
+        scripts[endpoint] = home / f"{endpoint}.lua"
+        write_wrk_script(scripts[endpoint], method, body, key)
+    samples: dict[str, dict[str, list[Sample]]] = {
+        endpoint: {server.name: [] for server in servers} for endpoint in ENDPOINTS
+    }
+    for endpoint, script in scripts.items():  # warm-up, not measured
+        for server in servers:
+            run_wrk(server.url + ENDPOINTS[endpoint][1], script, args, args.warmup)
+    for round_number in range(args.rounds):
+        # Alternate who goes first, so a drift in machine load favours neither server.
+        order = servers if round_number % 2 == 0 else servers[::-1]
+        for endpoint, script in scripts.items():
+            for server in order:
+                sample = measure(server, endpoint, script, args)
+                if sample.errors:
+                    raise BenchError(f"{server.name} {endpoint}: {sample.errors} failed requests")
+                samples[endpoint][server.name].append(sample)
+                print(
+                    f"round {round_number + 1}/{args.rounds} {endpoint:10} {server.name:4} "
+                    f"{sample.rps:9.0f} req/s  {sample.cpu_us_per_request:7.0f} µs CPU/req",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return summarise(samples)
+
+
+def summarise(samples: dict[str, dict[str, list[Sample]]]) -> dict:
+    results: dict[str, Any] = {}
+    for endpoint, by_server in samples.items():
+        medians = {
+            name: {
+                field: statistics.median(getattr(s, field) for s in runs)
+                for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_request")
+            }
+            for name, runs in by_server.items()
+        }
+        ratios = {
+            field: medians["ours"][field] / medians["bare"][field] for field in medians["ours"]
+        }
+        results[endpoint] = {
+            "median": medians,
+            "ratio": ratios,
+            "meets_target": {
+                "cpu": ratios["cpu_us_per_request"] <= CPU_TARGET,
+                "throughput": ratios["rps"] >= THROUGHPUT_TARGET,
+            },
+            "rounds": {name: [asdict(s) for s in runs] for name, runs in by_server.items()},
+        }
+    return results
+
+
+def table(results: dict) -> str:
+    header = (
+        f"{'endpoint':11} {'server':12} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU µs/req':>11}"
+    )
+    lines = [header, "-" * len(header)]
+    for endpoint, result in results.items():
+        for name, m in result["median"].items():
+            lines.append(
+                f"{endpoint:11} {name:12} {m['rps']:9.0f} {m['p50_ms']:8.2f} "
+                f"{m['p99_ms']:8.2f} {m['cpu_us_per_request']:11.1f}"
+            )
+        r, ok = result["ratio"], result["meets_target"]
+        lines.append(
+            f"{endpoint:11} {'ours / bare':12} {r['rps']:9.3f} {r['p50_ms']:8.3f} "
+            f"{r['p99_ms']:8.3f} {r['cpu_us_per_request']:11.3f}"
+        )
+        lines.append(
+            f"{'':11} target: CPU/req <= {CPU_TARGET}x {'PASS' if ok['cpu'] else 'FAIL'}, "
+            f"req/s >= {THROUGHPUT_TARGET}x {'PASS' if ok['throughput'] else 'FAIL'}"
+        )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="measured rounds (default 5)")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per wrk run (5)")
+    parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured first run, s (1)")
+    parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads (1)")
+    parser.add_argument("--workers", type=int, default=1, help="server workers, both (1)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="run the bare app as both servers: checks the harness, shows the noise (ratio ~1)",
+    )
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.duration <= 0 or args.warmup <= 0 or args.workers < 1:
+        parser.error("--rounds and --workers must be >= 1, --duration and --warmup > 0")
+    if args.threads < 1 or args.connections < args.threads:
+        parser.error("need --threads >= 1 and --connections >= --threads")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if shutil.which("wrk") is None:
+        print("error: this benchmark needs wrk (Debian: apt-get install wrk)", file=sys.stderr)
+        return 2
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="notebook-kit-bench-") as workdir,
+            running_servers(args, Path(workdir)) as (servers, key),
+        ):
+            check_same_answers(servers, key)
+            results = benchmark(args, servers, key, Path(workdir))
+    except BenchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    mode = "self-test: bare app against itself" if args.self_test else "notebook_kit vs bare Sanic"
+    print(
+        f"\n{mode}; medians of {args.rounds} rounds x {args.duration:g} s, "
+        f"{args.connections} connections, {args.threads} wrk thread(s), "
+        f"{args.workers} server worker(s), {os.cpu_count()} CPUs\n"
+    )
+    print(table(results))
+    if args.json:
+        config = {k: v for k, v in vars(args).items() if k != "json"}
+        document = {"config": config, "results": results}
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
