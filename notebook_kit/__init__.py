@@ -1,0 +1,1 @@
+"""notebook_kit."""

@@ -1,0 +1,75 @@
+"""The one exception tree of notebook_kit.
+
+Every refusal the core makes is one of these, with a message a person can act on.
+Faces translate them, and only there: the CLI prints one line on stderr and exits 1,
+the widgets show a status line, the runtime maps them to an HTTP status. No HTTP
+status codes live here.
+
+    NotebookKitError
+    ├── ValidationError        bad input: an ID, a resource, a constant, a setting ...
+    │   ├── ActionSyntaxError  an action or its user functions do not compile (has .line)
+    │   └── FormatError        an import file that is malformed, truncated or of the wrong type
+    ├── NotFoundError          no such application, definition, deployment or stage snapshot
+    ├── ConflictError          the change collides with what exists
+    │   └── QuotaExceededError a deploy would push a stage past its resource quota
+    ├── StoreError             the workspace store failed (wraps sqlite3 errors)
+    └── BuiltinError           a built-in function (fn.*) used from an action failed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ActionSyntaxError",
+    "BuiltinError",
+    "ConflictError",
+    "FormatError",
+    "NotFoundError",
+    "NotebookKitError",
+    "QuotaExceededError",
+    "StoreError",
+    "ValidationError",
+]
+
+
+class NotebookKitError(Exception):
+    """Base of every error notebook_kit raises on purpose."""
+
+
+class ValidationError(NotebookKitError):
+    """Input that breaks a rule. ``field`` names the input at fault, when there is one."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ActionSyntaxError(ValidationError):
+    """Action source (or user functions) that does not compile. ``line`` is 1-based."""
+
+    def __init__(self, message: str, *, field: str, line: int | None) -> None:
+        super().__init__(message, field=field)
+        self.line = line
+
+
+class FormatError(ValidationError):
+    """An export document that cannot be imported."""
+
+
+class NotFoundError(NotebookKitError):
+    """The named thing does not exist."""
+
+
+class ConflictError(NotebookKitError):
+    """The change collides with existing state (a duplicate ID, two definitions on one route...)."""
+
+
+class QuotaExceededError(ConflictError):
+    """A deploy would push a stage's resource count past the configured quota."""
+
+
+class StoreError(NotebookKitError):
+    """The workspace store could not do what was asked."""
+
+
+class BuiltinError(NotebookKitError):
+    """A built-in function (``fn.*``) called by an action failed; the message says why."""

@@ -1,0 +1,101 @@
+"""Workspace settings, declared once.
+
+``SETTINGS`` is the single list of what can be configured. Each value is looked up in
+this order: the environment variable ``NOTEBOOK_KIT_<NAME>`` (for deployment), then the
+value stored in the workspace (``notebook-kit settings set``), then the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ValidationError
+
+__all__ = ["SETTINGS", "Setting", "default_home", "env_name", "find_setting", "parse_value"]
+
+HOME_ENV = "NOTEBOOK_KIT_HOME"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError("must be a positive whole number")
+    return value
+
+
+def _optional_positive_int(text: str) -> int | None:
+    return None if text.strip().lower() in ("", "none", "unset") else _positive_int(text)
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError("must be a positive number")
+    return value
+
+
+def _text(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configurable value: its name, default, help line and how text becomes a value."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = _text
+    secret: bool = False
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("max_body_bytes", 1_048_576, "Largest request body the runtime accepts (413 past it).",
+            _positive_int),
+    Setting("resource_quota", None, "Most resources one stage may use; unset means no limit.",
+            _optional_positive_int),
+    Setting("reload_interval", 0.25, "Seconds between a server's checks for new deployments.",
+            _positive_float),
+    Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
+)
+
+
+def find_setting(name: str) -> Setting:
+    for setting in SETTINGS:
+        if setting.name == name:
+            return setting
+    known = ", ".join(s.name for s in SETTINGS)
+    raise ValidationError(f"unknown setting {name!r}; known settings: {known}", field="name")
+
+
+def env_name(setting: Setting) -> str:
+    return f"NOTEBOOK_KIT_{setting.name.upper()}"
+
+
+def parse_value(setting: Setting, text: str) -> Any:
+    """Turn ``text`` into the setting's value, or raise a ValidationError saying why not."""
+    try:
+        return setting.parse(text)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            f"setting {setting.name}: {text!r} is not valid ({exc})", field=setting.name
+        ) from None
+
+
+def resolve(setting: Setting, stored: Mapping[str, str], environ: Mapping[str, str] | None = None
+            ) -> Any:
+    """The value in force: environment, then stored, then default."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(env_name(setting))
+    if text is None:
+        text = stored.get(setting.name)
+    return setting.default if text is None else parse_value(setting, text)
+
+
+def default_home(environ: Mapping[str, str] | None = None) -> Path:
+    environ = os.environ if environ is None else environ
+    return Path(environ.get(HOME_ENV) or Path.home() / ".notebook_kit").expanduser()

@@ -1,0 +1,407 @@
+"""``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
+
+Every rule lives here or below: validation, deploy snapshots, resource counts, keys,
+import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store
+(``workspace.sqlite3``) and the execution environment's database (``environment.sqlite3``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import exchange, routing, sample
+from .actions import ActionRequest, CompiledAction, Invocation, check_sources, compile_action
+from .actions import invoke as run_invocation
+from .database import Database
+from .errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
+from .functions import Functions
+from .models import Application, Constant, Definition, Deployment, Stage, endpoint_url
+from .settings import SETTINGS, default_home, find_setting, parse_value, resolve
+from .store import Store, new_api_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Workspace"]
+
+_UNSET: Any = object()
+
+
+def _snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
+    return [Definition.from_dict(d) for d in snapshot["definitions"]]
+
+
+def _same_content(a: Definition, b: Definition) -> bool:
+    ignore = {"created_at", "updated_at"}
+    return ({k: v for k, v in a.to_dict().items() if k not in ignore}
+            == {k: v for k, v in b.to_dict().items() if k not in ignore})
+
+
+class Workspace:
+    """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
+    ``~/.notebook_kit``; the directory is created owner-only on first use."""
+
+    def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
+        self.home = Path(home).expanduser() if home is not None else default_home()
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        self.store = Store(self.home / "workspace.sqlite3")
+        self.database = Database(self.home / "environment.sqlite3")
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.home)!r})"
+
+    # -- settings ----------------------------------------------------------------------
+
+    def setting(self, name: str) -> Any:
+        return resolve(find_setting(name), self.store.stored_settings())
+
+    def settings(self) -> dict[str, Any]:
+        stored = self.store.stored_settings()
+        return {s.name: resolve(s, stored) for s in SETTINGS}
+
+    def set_setting(self, name: str, value: str | None) -> None:
+        """Store a setting (``None`` goes back to the default). Checked before it is saved."""
+        setting = find_setting(name)
+        if value is not None:
+            parse_value(setting, value)
+        with self.store.transaction():
+            self.store.set_setting(name, value)
+            self.store.bump_generation()
+
+    # -- the action environment --------------------------------------------------------
+
+    def action_env(self) -> dict[str, Any]:
+        """The names every action sees besides ``req``, ``res`` and ``const``."""
+        return {"fn": Functions(), "db": self.database}
+
+    # -- applications ------------------------------------------------------------------
+
+    def applications(self) -> list[Application]:
+        return self.store.list_applications()
+
+    def application(self, app: str) -> Application:
+        found = self.store.get_application(app)
+        if found is None:
+            raise NotFoundError(f"no application {app!r}")
+        return found
+
+    def create_application(self, app: str, label: str = "") -> Application:
+        record = Application(app, label)
+        with self.store.transaction():
+            if self.store.get_application(app):
+                raise ConflictError(f"application {app!r} already exists")
+            self.store.put_application(record)
+        return record
+
+    def delete_application(self, app: str) -> None:
+        """Remove the application, its definitions and what it has live (history stays)."""
+        with self.store.transaction():
+            self.application(app)
+            self.store.delete_application(app)
+            self.store.bump_generation()
+
+    # -- definitions -------------------------------------------------------------------
+
+    def get(self, app: str, api_id: str) -> Definition:
+        found = self.store.get_definition(app, api_id)
+        if found is None:
+            raise NotFoundError(f"no definition {api_id!r} in application {app!r}")
+        return found
+
+    def definitions(self, app: str | None = None, label: str | None = None
+                    ) -> list[Definition]:
+        """Definitions, optionally of one application and whose label contains ``label``
+        (case-insensitive)."""
+        if app is not None:
+            self.application(app)
+        found = self.store.list_definitions(app)
+        if label:
+            needle = label.casefold()
+            found = [d for d in found if needle in d.label.casefold()]
+        return found
+
+    def create(self, app: str, api_id: str, *, label: str, method: str, resource: str,
+               action: str = "", content_type: str | None = None, requires_auth: bool = True,
+               functions: str = "", constants: Iterable[Constant] = ()) -> Definition:
+        """Create a definition (and its application, if new). Refused whole if invalid."""
+        definition = Definition(app, api_id, label, method, resource, action, content_type,
+                                requires_auth, functions, tuple(constants))
+        check_sources(definition.action, definition.functions)
+        with self.store.transaction():
+            if self.store.get_definition(app, api_id):
+                raise ConflictError(f"application {app!r} already has a definition {api_id!r}")
+            if not self.store.get_application(app):
+                self.store.put_application(Application(app))
+            self.store.insert_definition(definition)
+        return definition
+
+    def edit(self, app: str, api_id: str, *, new_id: str | None = None, label: str | None = None,
+             method: str | None = None, resource: str | None = None, action: str | None = None,
+             content_type: str | None = _UNSET, requires_auth: bool | None = None,
+             functions: str | None = None, constants: Iterable[Constant] | None = None
+             ) -> Definition:
+        """Change a definition (its ID too). What is live changes only at the next deploy."""
+        given = {"id": new_id, "label": label, "method": method, "resource": resource,
+                 "action": action, "requires_auth": requires_auth, "functions": functions,
+                 "constants": None if constants is None else tuple(constants)}
+        changes = {k: v for k, v in given.items() if v is not None}
+        if content_type is not _UNSET:
+            changes["content_type"] = content_type
+        with self.store.transaction():
+            current = self.get(app, api_id)
+            updated = current.with_changes(**changes)
+            check_sources(updated.action, updated.functions)
+            if updated.id != api_id and self.store.get_definition(app, updated.id):
+                raise ConflictError(f"application {app!r} already has a definition "
+                                    f"{updated.id!r}")
+            self.store.replace_definition(api_id, updated)
+        return updated
+
+    def delete(self, app: str, api_id: str) -> None:
+        with self.store.transaction():
+            self.get(app, api_id)
+            self.store.delete_definition(app, api_id)
+
+    def copy(self, app: str, api_id: str, to_app: str, new_id: str | None = None) -> Definition:
+        """Copy a definition into ``to_app`` (created if missing), as ``new_id`` if given."""
+        source = self.get(app, api_id)
+        target_id = new_id or source.id
+        with self.store.transaction():
+            if self.store.get_definition(to_app, target_id):
+                raise ConflictError(f"application {to_app!r} already has a definition "
+                                    f"{target_id!r}; choose another ID")
+            if not self.store.get_application(to_app):
+                self.store.put_application(Application(to_app))
+            copied = Definition.from_dict({**source.to_dict(), "app": to_app, "id": target_id,
+                                           "created_at": None, "updated_at": None})
+            self.store.insert_definition(copied)
+        return copied
+
+    def invoke(self, app: str, api_id: str, *, path_parameters: Mapping[str, str] | None = None,
+               query: str | Mapping[str, str] = "", headers: Mapping[str, str] | None = None,
+               body: str | bytes = "") -> Invocation:
+        """Run the *saved* definition in this process, as the studio's Test panel does."""
+        from multidict import CIMultiDict
+        from urllib.parse import urlencode
+
+        definition = self.get(app, api_id)
+        params = {name: str((path_parameters or {}).get(name, ""))
+                  for name in definition.path_parameters}
+        missing = [name for name, value in params.items() if not value]
+        if missing:
+            raise ValidationError(f"give a value for the path parameter {{{missing[0]}}}",
+                                  field="path_parameters")
+        resource = "/".join(params[s[1:-1]] if s.startswith("{") else s
+                            for s in definition.segments)
+        req = ActionRequest(
+            httpMethod=definition.method, path=f"/test/{app}/{resource}", stage="test",
+            headers=CIMultiDict(headers or {}), pathParameters=params,
+            query_string=query if isinstance(query, str) else urlencode(query), body=body)
+        return run_invocation(self.compile(definition), req)
+
+    def compile(self, definition: Definition) -> CompiledAction:
+        return compile_action(definition, self.action_env())
+
+    def endpoint_urls(self, app: str, api_id: str, base_url: str) -> dict[str, str]:
+        """The debug and release endpoint URLs of a definition."""
+        d = self.get(app, api_id)
+        return {str(s): endpoint_url(base_url, s, app, d.resource) for s in Stage}
+
+    # -- deploy, undeploy, rollback ----------------------------------------------------
+
+    def deploy(self, app: str, stage: Stage | str) -> Deployment:
+        """Validate the whole application and publish a snapshot of it to ``stage``."""
+        stage = Stage.parse(stage)
+        record = self.application(app)
+        definitions = self.store.list_definitions(app)
+        if not definitions:
+            raise ValidationError(f"application {app!r} has no definitions to deploy")
+        routing.check_routes(app, definitions)
+        env = self.action_env()
+        for definition in definitions:
+            compile_action(definition, env)
+        snapshot = exchange.to_document(record, definitions)
+        snapshot["definitions"] = [d.to_dict() for d in definitions]
+        with self.store.transaction():
+            self._check_quota(stage, app, definitions)
+            deployment_id = self.store.add_deployment(app, stage, socket.gethostname(), snapshot)
+            self.store.set_live(stage, app, deployment_id)
+            self.store.bump_generation()
+        return self._deployment(deployment_id)
+
+    def undeploy(self, app: str, stage: Stage | str) -> None:
+        stage = Stage.parse(stage)
+        with self.store.transaction():
+            if self.store.live_deployment_id(stage, app) is None:
+                raise NotFoundError(f"application {app!r} is not deployed to {stage}")
+            self.store.set_live(stage, app, None)
+            self.store.bump_generation()
+
+    def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
+        """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
+        stage = Stage.parse(stage)
+        with self.store.transaction():
+            history = [d for d in self.store.list_deployments(app) if d.stage == stage]
+            live = self.store.live_deployment_id(stage, app)
+            if to is None:
+                earlier = [d for d in history if live is None or d.id < live]
+                if not earlier:
+                    raise NotFoundError(f"{app} has no earlier deployment on {stage} to roll "
+                                        "back to")
+                target = earlier[-1]
+            else:
+                target = next((d for d in history if d.id == to), None)
+                if target is None:
+                    raise NotFoundError(f"no deployment {to} of {app} on {stage}")
+            found = self.store.get_deployment(target.id)
+            assert found is not None
+            self._check_quota(stage, app, _snapshot_definitions(found[1]))
+            self.store.set_live(stage, app, target.id)
+            self.store.bump_generation()
+        return self._deployment(target.id)
+
+    def _deployment(self, deployment_id: int) -> Deployment:
+        found = self.store.get_deployment(deployment_id)
+        if found is None:
+            raise NotFoundError(f"no deployment {deployment_id}")
+        return found[0]
+
+    def _check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
+        quota = self.setting("resource_quota")
+        if quota is None:
+            return
+        apps = self.live(stage)
+        apps[app] = definitions
+        total = routing.count_resources(apps)["total"]
+        if total > quota:
+            raise QuotaExceededError(
+                f"deploying {app} to {stage} would use {total} resources; "
+                f"the stage's quota is {quota}")
+
+    def deployments(self, app: str | None = None) -> list[Deployment]:
+        return self.store.list_deployments(app)
+
+    def live(self, stage: Stage | str) -> dict[str, list[Definition]]:
+        """What ``stage`` serves now: application ID to its deployed definitions."""
+        stage = Stage.parse(stage)
+        return {app: _snapshot_definitions(snap)
+                for s, app, _, snap in self.store.live_snapshots() if s == stage}
+
+    def deployed_state(self, definition: Definition, stage: Stage | str) -> str:
+        """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
+        live = {d.id: d for d in self.live(stage).get(definition.app, [])}
+        if definition.id not in live:
+            return "not deployed"
+        return "deployed" if _same_content(live[definition.id], definition) else "changed"
+
+    def resources(self) -> dict[str, dict[str, Any]]:
+        """Per stage: ``{"total": n, "apps": {app: n}}`` counted the spec's way."""
+        return {str(stage): routing.count_resources(self.live(stage)) for stage in Stage}
+
+    def resource_tree(self, stage: Stage | str) -> list[str]:
+        return routing.resource_tree(self.live(stage))
+
+    # -- keys --------------------------------------------------------------------------
+
+    def keys(self) -> dict[str, str]:
+        return {str(stage): key for stage, key in self.store.api_keys().items()}
+
+    def rotate_key(self, stage: Stage | str) -> str:
+        stage = Stage.parse(stage)
+        key = new_api_key()
+        with self.store.transaction():
+            self.store.set_api_key(stage, key)
+            self.store.bump_generation()
+        return key
+
+    # -- export, import, commit --------------------------------------------------------
+
+    def export(self, app: str) -> dict[str, Any]:
+        return exchange.to_document(self.application(app), self.store.list_definitions(app))
+
+    def export_file(self, app: str, path: str | os.PathLike[str]) -> Path:
+        import json
+
+        target = Path(path)
+        document = json.dumps(self.export(app), indent=2) + "\n"
+        partial = target.with_name(target.name + ".partial")
+        partial.write_text(document, encoding="utf-8")
+        partial.replace(target)
+        return target
+
+    def import_application(self, source: str | os.PathLike[str] | Mapping[str, Any],
+                           replace: bool = False) -> Application:
+        """Import an export (a path or the document). Checked whole before anything is
+        written; an existing application is refused unless ``replace``."""
+        document = (dict(source) if isinstance(source, Mapping)
+                    else exchange.read_document(source))
+        app, definitions = exchange.from_document(document)
+        with self.store.transaction():
+            if self.store.get_application(app.id):
+                if not replace:
+                    raise ConflictError(f"application {app.id!r} already exists; import with "
+                                        "replace to overwrite its definitions")
+                for old in self.store.list_definitions(app.id):
+                    self.store.delete_definition(app.id, old.id)
+            self.store.put_application(app)
+            for definition in definitions:
+                self.store.insert_definition(definition)
+        return app
+
+    def commit(self, app: str, repo: str | os.PathLike[str], message: str) -> str:
+        """Commit the application's files to a git repository; returns the commit id."""
+        from .repository import commit_application
+
+        return commit_application(repo, self.application(app),
+                                  self.store.list_definitions(app), message)
+
+    # -- the sample --------------------------------------------------------------------
+
+    def install_sample(self) -> Application:
+        """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
+        stages. Running it again changes nothing that is already as the sample has it."""
+        definitions = sample.sample_definitions()
+        with self.database.transaction() as db:
+            db.execute(sample.EMPLOYEE_TABLE)
+            db.executemany("INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)",
+                           sample.EMPLOYEES)
+        app = sample.SAMPLE_APP
+        with self.store.transaction():
+            self.store.put_application(app)
+            for definition in definitions:
+                current = self.store.get_definition(app.id, definition.id)
+                if current is None or not _same_content(current, definition):
+                    self.store.replace_definition(definition.id, definition)
+        for stage in Stage:
+            saved = self.store.list_definitions(app.id)
+            live = self.live(stage).get(app.id)
+            if live is None or len(live) != len(saved) or not all(
+                    _same_content(a, b) for a, b in zip(live, saved, strict=True)):
+                self.deploy(app.id, stage)
+        return app
+
+    # -- pandas views ------------------------------------------------------------------
+
+    def definitions_frame(self, app: str | None = None, label: str | None = None
+                          ) -> pd.DataFrame:
+        from .frames import definitions_frame
+
+        rows = self.definitions(app, label)
+        states = {str(s): {d.app + "/" + d.id: self.deployed_state(d, s) for d in rows}
+                  for s in Stage}
+        return definitions_frame(rows, states)
+
+    def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
+        from .frames import deployments_frame
+
+        return deployments_frame(self.deployments(app))
+
+    def resources_frame(self) -> pd.DataFrame:
+        from .frames import resources_frame
+
+        return resources_frame(self.resources())
