@@ -50,12 +50,29 @@ _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 class ActionRequest:
     """``req``: the request as the action sees it (names follow the spec's contract)."""
 
-    __slots__ = ("_body", "_query", "_raw_body", "_raw_query", "headers", "httpMethod",
-                 "path", "pathParameters", "stage")
+    __slots__ = (
+        "_body",
+        "_query",
+        "_raw_body",
+        "_raw_query",
+        "headers",
+        "httpMethod",
+        "path",
+        "pathParameters",
+        "stage",
+    )
 
-    def __init__(self, *, httpMethod: str, path: str, stage: str, headers: Any,  # noqa: N803
-                 pathParameters: dict[str, str], query_string: str = "",  # noqa: N803
-                 body: bytes | str = b"") -> None:
+    def __init__(
+        self,
+        *,
+        httpMethod: str,
+        path: str,
+        stage: str,
+        headers: Any,
+        pathParameters: dict[str, str],
+        query_string: str = "",
+        body: bytes | str = b"",
+    ) -> None:
         self.httpMethod = httpMethod
         self.path = path
         self.stage = stage
@@ -67,7 +84,7 @@ class ActionRequest:
         self._body: str | None = None
 
     @property
-    def queryStringParameters(self) -> dict[str, str]:  # noqa: N802
+    def queryStringParameters(self) -> dict[str, str]:
         """The query string as a dict of str; a repeated name keeps its last value."""
         if self._query is None:
             self._query = dict(parse_qsl(self._raw_query, keep_blank_values=True))
@@ -151,15 +168,29 @@ def _wrap_as_function(tree: ast.Module, filename: str) -> tuple[ast.Module, bool
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             raise ActionSyntaxError(
                 f"{filename} line {node.lineno}: an action cannot 'yield'; set res.body",
-                field="action", line=node.lineno,
+                field="action",
+                line=node.lineno,
             )
         if not isinstance(node, _SCOPES):
             stack.extend(ast.iter_child_nodes(node))
-    args = ast.arguments(posonlyargs=[], args=[ast.arg("req"), ast.arg("res")], vararg=None,
-                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("req"), ast.arg("res")],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
     kind = ast.AsyncFunctionDef if is_async else ast.FunctionDef
-    function = kind(name="__action__", args=args, body=tree.body or [ast.Pass()],
-                    decorator_list=[], returns=None, type_params=[])
+    function = kind(
+        name="__action__",
+        args=args,
+        body=tree.body or [ast.Pass()],
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
     module = ast.Module(body=[function], type_ignores=[])
     return ast.fix_missing_locations(module), is_async
 
@@ -172,8 +203,9 @@ def _parse(source: str, filename: str, field_name: str, flags: int) -> ast.Modul
     except SyntaxError as exc:
         line = exc.lineno
         where = f" line {line}" if line else ""
-        raise ActionSyntaxError(f"{field_name}{where}: {exc.msg}", field=field_name,
-                                line=line) from None
+        raise ActionSyntaxError(
+            f"{field_name}{where}: {exc.msg}", field=field_name, line=line
+        ) from None
     except ValueError as exc:  # e.g. NUL bytes
         raise ActionSyntaxError(f"{field_name}: {exc}", field=field_name, line=None) from None
 
@@ -213,8 +245,9 @@ def compile_action(definition: Definition, env: Mapping[str, Any]) -> CompiledAc
         **env,
         "const": SimpleNamespace(**{c.name: c.value for c in definition.constants}),
     }
-    functions_tree = _parse(definition.functions, f"<functions {name}>", "functions",
-                            ast.PyCF_ONLY_AST)
+    functions_tree = _parse(
+        definition.functions, f"<functions {name}>", "functions", ast.PyCF_ONLY_AST
+    )
     try:
         exec(compile(functions_tree, f"<functions {name}>", "exec"), namespace)
     except Exception as exc:
@@ -284,7 +317,8 @@ def invoke(action: CompiledAction, req: ActionRequest) -> Invocation:
     except Exception as exc:
         error = "".join(traceback.format_exception(exc))
         status, headers, content_type = 500, {}, "application/json"
-        body = json.dumps({"message": "Internal server error",
-                           "error": f"{type(exc).__name__}: {exc}"}).encode()
+        body = json.dumps(
+            {"message": "Internal server error", "error": f"{type(exc).__name__}: {exc}"}
+        ).encode()
     elapsed = (time.perf_counter() - started) * 1000
     return Invocation(status, headers, body, content_type, elapsed, printed.getvalue(), error)

@@ -17,8 +17,17 @@ from .models import APPLICATION_TYPE, Application, Definition, now
 __all__ = ["FORMAT", "from_document", "read_document", "to_document"]
 
 FORMAT = "notebook-kit/1"
-_DEFINITION_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_auth",
-                      "action", "functions", "constants")
+_DEFINITION_FIELDS = (
+    "id",
+    "label",
+    "method",
+    "resource",
+    "content_type",
+    "requires_auth",
+    "action",
+    "functions",
+    "constants",
+)
 
 
 def to_document(app: Application, definitions: list[Definition]) -> dict[str, Any]:
@@ -27,8 +36,7 @@ def to_document(app: Application, definitions: list[Definition]) -> dict[str, An
         "exported_at": now(),
         "application": app.to_dict(),
         "definitions": [
-            {k: v for k, v in d.to_dict().items() if k in _DEFINITION_FIELDS}
-            for d in definitions
+            {k: v for k, v in d.to_dict().items() if k in _DEFINITION_FIELDS} for d in definitions
         ],
     }
 
@@ -56,15 +64,18 @@ def from_document(document: Any) -> tuple[Application, list[Definition]]:
     if not isinstance(document, dict) or "format" not in document:
         raise FormatError("not a notebook-kit export: the 'format' field is missing")
     if document["format"] != FORMAT:
-        raise FormatError(f"unsupported export format {document['format']!r}; "
-                          f"this version reads {FORMAT!r}")
+        raise FormatError(
+            f"unsupported export format {document['format']!r}; this version reads {FORMAT!r}"
+        )
     app_data = document.get("application")
     if not isinstance(app_data, dict) or "id" not in app_data:
         raise FormatError("the export has no 'application' with an 'id'")
     app_type = app_data.get("type")
     if app_type != APPLICATION_TYPE:
-        raise FormatError(f"only applications of type {APPLICATION_TYPE!r} can be imported; "
-                          f"this file holds type {app_type!r}")
+        raise FormatError(
+            f"only applications of type {APPLICATION_TYPE!r} can be imported; "
+            f"this file holds type {app_type!r}"
+        )
     items = document.get("definitions")
     if not isinstance(items, list):
         raise FormatError("the export has no 'definitions' list")

@@ -15,26 +15,49 @@ from .models import Definition, Deployment
 
 __all__ = ["definitions_frame", "deployments_frame", "request_log_frame", "resources_frame"]
 
-_DEFINITION_COLUMNS = ["app", "id", "label", "method", "resource", "content_type",
-                       "requires_auth", "dev", "prod", "updated_at"]
+_DEFINITION_COLUMNS = [
+    "app",
+    "id",
+    "label",
+    "method",
+    "resource",
+    "content_type",
+    "requires_auth",
+    "dev",
+    "prod",
+    "updated_at",
+]
 
 
-def definitions_frame(definitions: Sequence[Definition],
-                      states: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+def definitions_frame(
+    definitions: Sequence[Definition], states: Mapping[str, Mapping[str, str]]
+) -> pd.DataFrame:
     """One row per definition; ``dev``/``prod`` say 'deployed', 'changed' or 'not deployed'."""
     rows = []
     for d in definitions:
         key = f"{d.app}/{d.id}"
-        rows.append({"app": d.app, "id": d.id, "label": d.label, "method": d.method,
-                     "resource": d.resource, "content_type": d.content_type,
-                     "requires_auth": d.requires_auth, "dev": states["dev"][key],
-                     "prod": states["prod"][key], "updated_at": d.updated_at})
+        rows.append(
+            {
+                "app": d.app,
+                "id": d.id,
+                "label": d.label,
+                "method": d.method,
+                "resource": d.resource,
+                "content_type": d.content_type,
+                "requires_auth": d.requires_auth,
+                "dev": states["dev"][key],
+                "prod": states["prod"][key],
+                "updated_at": d.updated_at,
+            }
+        )
     return pd.DataFrame(rows, columns=_DEFINITION_COLUMNS)
 
 
 def deployments_frame(deployments: Sequence[Deployment]) -> pd.DataFrame:
-    frame = pd.DataFrame([d.to_dict() for d in deployments],
-                         columns=["id", "app", "stage", "deployed_at", "host", "active"])
+    frame = pd.DataFrame(
+        [d.to_dict() for d in deployments],
+        columns=["id", "app", "stage", "deployed_at", "host", "active"],
+    )
     frame["deployed_at"] = pd.to_datetime(frame["deployed_at"], utc=True)
     return frame
 
@@ -44,13 +67,15 @@ def resources_frame(resources: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
     for stage, counts in resources.items():
         rows.append({"stage": stage, "app": "(root)", "resources": 1})
-        rows.extend({"stage": stage, "app": app, "resources": n}
-                    for app, n in counts["apps"].items())
+        rows.extend(
+            {"stage": stage, "app": app, "resources": n} for app, n in counts["apps"].items()
+        )
     return pd.DataFrame(rows, columns=["stage", "app", "resources"])
 
 
 def request_log_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(list(rows), columns=["at", "stage", "method", "path", "status",
-                                              "duration_ms"])
+    frame = pd.DataFrame(
+        list(rows), columns=["at", "stage", "method", "path", "status", "duration_ms"]
+    )
     frame["at"] = pd.to_datetime(frame["at"], utc=True)
     return frame

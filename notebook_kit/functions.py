@@ -19,7 +19,7 @@ __all__ = ["Functions"]
 class Functions:
     """The ``fn`` namespace. One instance per worker, shared by every action."""
 
-    def csvToObject(self, csv_text: str) -> list[dict[str, Any]]:  # noqa: N802 (spec name)
+    def csvToObject(self, csv_text: str) -> list[dict[str, Any]]:
         """Parse CSV text into a list of dicts; the header row gives the keys.
 
         Quoted fields, embedded newlines and a leading byte-order mark are handled. A row

@@ -41,9 +41,7 @@ _LITERAL = re.compile(r"[A-Za-z0-9._~-]+")
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = r"[A-Za-z0-9!#$&^_.+-]+"
-_MEDIA_TYPE = re.compile(
-    rf"{_TOKEN}/{_TOKEN}(\s*;\s*{_TOKEN}=(\"[^\"\r\n]*\"|{_TOKEN}))*"
-)
+_MEDIA_TYPE = re.compile(rf"{_TOKEN}/{_TOKEN}(\s*;\s*{_TOKEN}=(\"[^\"\r\n]*\"|{_TOKEN}))*")
 
 
 class Stage(enum.StrEnum):
@@ -169,8 +167,10 @@ class Constant:
     value: Any
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _IDENTIFIER.fullmatch(self.name) or (
-            keyword.iskeyword(self.name)
+        if (
+            not isinstance(self.name, str)
+            or not _IDENTIFIER.fullmatch(self.name)
+            or (keyword.iskeyword(self.name))
         ):
             raise ValidationError(
                 f"constant name {self.name!r} must be an identifier, like MESSAGE_NOT_FOUND",
@@ -297,9 +297,7 @@ class Definition:
         names = [c.name for c in constants]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ValidationError(
-                f"constant {duplicates[0]} is defined twice", field="constants"
-            )
+            raise ValidationError(f"constant {duplicates[0]} is defined twice", field="constants")
         object.__setattr__(self, "constants", constants)
 
     @property

@@ -26,8 +26,7 @@ from .models import Application, Definition
 __all__ = ["commit_application"]
 
 _AUTHOR = b"notebook-kit <notebook-kit@localhost>"
-_META_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_auth",
-                "constants")
+_META_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_auth", "constants")
 
 
 def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> None:
@@ -41,13 +40,15 @@ def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> 
         target.mkdir()
         meta = {k: v for k, v in d.to_dict().items() if k in _META_FIELDS}
         (target / "definition.json").write_text(json.dumps(meta, indent=2) + "\n")
-        (target / "action.py").write_text(d.action if d.action.endswith("\n") or not d.action
-                                          else d.action + "\n")
+        (target / "action.py").write_text(
+            d.action if d.action.endswith("\n") or not d.action else d.action + "\n"
+        )
         (target / "functions.py").write_text(d.functions)
 
 
-def commit_application(repo_path: str | Path, app: Application, definitions: list[Definition],
-                       message: str) -> str:
+def commit_application(
+    repo_path: str | Path, app: Application, definitions: list[Definition], message: str
+) -> str:
     """Write the application into the repository (created when missing) and commit it.
 
     Returns the new commit's hex id. Refuses an empty message or a commit that would
@@ -75,8 +76,9 @@ def commit_application(repo_path: str | Path, app: Application, definitions: lis
         if not any(staged[k] for k in ("add", "delete", "modify")):
             raise ConflictError(f"nothing to commit: {app.id} is unchanged since the last commit")
         try:
-            sha = porcelain.commit(repo, message=message.encode(), author=_AUTHOR,
-                                   committer=_AUTHOR)
+            sha = porcelain.commit(
+                repo, message=message.encode(), author=_AUTHOR, committer=_AUTHOR
+            )
         except Exception as exc:  # dulwich raises several unrelated types
             raise StoreError(f"git commit failed: {exc}") from exc
     return sha.decode() if isinstance(sha, bytes) else str(sha)

@@ -104,8 +104,9 @@ class RouteTable(Generic[E]):
         return Match(endpoint, params, ())
 
 
-def _find(node: _Node[E], segments: Sequence[str], index: int, params: dict[str, str]
-          ) -> _Node[E] | None:
+def _find(
+    node: _Node[E], segments: Sequence[str], index: int, params: dict[str, str]
+) -> _Node[E] | None:
     if index == len(segments):
         return node if node.methods else None
     segment = segments[index]
@@ -150,15 +151,20 @@ def resource_tree(apps: Mapping[str, Iterable[Definition]]) -> list[str]:
         methods: dict[tuple[str, ...], list[str]] = {}
         for d in defs:
             methods.setdefault(d.segments, []).append(d.method)
-        shapes = {tuple("{}" if param_name(s) else s for s in d.segments): d.segments
-                  for d in defs}
+        shapes = {tuple("{}" if param_name(s) else s for s in d.segments): d.segments for d in defs}
         names: dict[tuple[str, ...], str] = {}
         for shape, segments in shapes.items():
             for i in range(1, len(shape) + 1):
                 names.setdefault(shape[:i], segments[i - 1])
         for prefix in sorted(_app_nodes(defs)):
-            full = next((segs for segs in methods if tuple(
-                "{}" if param_name(s) else s for s in segs) == prefix), None)
+            full = next(
+                (
+                    segs
+                    for segs in methods
+                    if tuple("{}" if param_name(s) else s for s in segs) == prefix
+                ),
+                None,
+            )
             marks = f" ({', '.join(sorted(methods[full]))})" if full else ""
             lines.append("  " * (len(prefix) + 1) + f"/{names[prefix]}{marks}")
     return lines

@@ -1,9 +1,9 @@
-'''The sample application ``restapi_sample``, as data.
+"""The sample application ``restapi_sample``, as data.
 
 Four ordinary definitions a user can open, read and copy: the employee lookup (GET) and
 the calculator (POST), each with the OPTIONS preflight a browser needs. They behave
 exactly as the product spec says, to the byte.
-'''
+"""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS employee (
     age INTEGER NOT NULL
 )"""
 
-EMPLOYEE_ACTION = '''\
+EMPLOYEE_ACTION = """\
 # Employee lookup: GET employee/{id}
 # Reads one record from the environment database's `employee` table.
 employee_id = req.pathParameters["id"]
@@ -44,7 +44,7 @@ else:
     else:
         res.statusCode = 404
         res.body = {"message": const.MESSAGE_EMPLOYEE_NOT_FOUND % employee_id}
-'''
+"""
 
 CALCULATOR_FUNCTIONS = '''\
 """Helpers of the calculator: strict JSON-number parsing and exact decimal arithmetic."""
@@ -96,7 +96,7 @@ def calculate(arg1, arg2, operation):
         return "0" if result == 0 else format(result.normalize(), "f")
 '''
 
-CALCULATOR_ACTION = '''\
+CALCULATOR_ACTION = """\
 # Calculator: POST calculator with {"arg1": number, "arg2": number, "operation": "plus"|"minus"}
 res.headers["Access-Control-Allow-Origin"] = "*"
 try:
@@ -108,15 +108,15 @@ except BadInput:
 except Exception:
     res.statusCode = 500
     res.body = const.MESSAGE_CALC_INTERNAL_SERVER_ERROR
-'''
+"""
 
-PREFLIGHT_ACTION = '''\
+PREFLIGHT_ACTION = """\
 # CORS preflight: a browser sends OPTIONS before a call that is not a "simple request".
 res.statusCode = 200
 res.headers["Access-Control-Allow-Origin"] = "*"
 res.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
 res.headers["Access-Control-Allow-Headers"] = "origin,x-api-key"
-'''
+"""
 
 
 def sample_definitions() -> list[Definition]:
@@ -130,14 +130,43 @@ def sample_definitions() -> list[Definition]:
         Constant("MESSAGE_CALC_INTERNAL_SERVER_ERROR", "String", "System error."),
     )
     return [
-        Definition(app, "employee", "Employee lookup", "GET", "employee/{id}",
-                   action=EMPLOYEE_ACTION, content_type="application/json",
-                   constants=employee_constants),
-        Definition(app, "employee-preflight", "Employee lookup: CORS preflight", "OPTIONS",
-                   "employee/{id}", action=PREFLIGHT_ACTION, requires_auth=False),
-        Definition(app, "calculator", "Calculator", "POST", "calculator",
-                   action=CALCULATOR_ACTION, functions=CALCULATOR_FUNCTIONS,
-                   content_type="text/plain", constants=calculator_constants),
-        Definition(app, "calculator-preflight", "Calculator: CORS preflight", "OPTIONS",
-                   "calculator", action=PREFLIGHT_ACTION, requires_auth=False),
+        Definition(
+            app,
+            "employee",
+            "Employee lookup",
+            "GET",
+            "employee/{id}",
+            action=EMPLOYEE_ACTION,
+            content_type="application/json",
+            constants=employee_constants,
+        ),
+        Definition(
+            app,
+            "employee-preflight",
+            "Employee lookup: CORS preflight",
+            "OPTIONS",
+            "employee/{id}",
+            action=PREFLIGHT_ACTION,
+            requires_auth=False,
+        ),
+        Definition(
+            app,
+            "calculator",
+            "Calculator",
+            "POST",
+            "calculator",
+            action=CALCULATOR_ACTION,
+            functions=CALCULATOR_FUNCTIONS,
+            content_type="text/plain",
+            constants=calculator_constants,
+        ),
+        Definition(
+            app,
+            "calculator-preflight",
+            "Calculator: CORS preflight",
+            "OPTIONS",
+            "calculator",
+            action=PREFLIGHT_ACTION,
+            requires_auth=False,
+        ),
     ]

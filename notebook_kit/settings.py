@@ -54,12 +54,24 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("max_body_bytes", 1_048_576, "Largest request body the runtime accepts (413 past it).",
-            _positive_int),
-    Setting("resource_quota", None, "Most resources one stage may use; unset means no limit.",
-            _optional_positive_int),
-    Setting("reload_interval", 0.25, "Seconds between a server's checks for new deployments.",
-            _positive_float),
+    Setting(
+        "max_body_bytes",
+        1_048_576,
+        "Largest request body the runtime accepts (413 past it).",
+        _positive_int,
+    ),
+    Setting(
+        "resource_quota",
+        None,
+        "Most resources one stage may use; unset means no limit.",
+        _optional_positive_int,
+    ),
+    Setting(
+        "reload_interval",
+        0.25,
+        "Seconds between a server's checks for new deployments.",
+        _positive_float,
+    ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
 )
 
@@ -86,8 +98,9 @@ def parse_value(setting: Setting, text: str) -> Any:
         ) from None
 
 
-def resolve(setting: Setting, stored: Mapping[str, str], environ: Mapping[str, str] | None = None
-            ) -> Any:
+def resolve(
+    setting: Setting, stored: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> Any:
     """The value in force: environment, then stored, then default."""
     environ = os.environ if environ is None else environ
     text = environ.get(env_name(setting))

@@ -74,20 +74,40 @@ def _create_private_file(path: Path) -> None:
 
 
 def _definition_from_row(row: sqlite3.Row) -> Definition:
-    return Definition.from_dict({
-        "app": row["app_id"], "id": row["api_id"], "label": row["label"],
-        "method": row["method"], "resource": row["resource"],
-        "content_type": row["content_type"], "requires_auth": bool(row["requires_auth"]),
-        "action": row["action"], "functions": row["functions"],
-        "constants": json.loads(row["constants"]),
-        "created_at": row["created_at"], "updated_at": row["updated_at"],
-    })
+    return Definition.from_dict(
+        {
+            "app": row["app_id"],
+            "id": row["api_id"],
+            "label": row["label"],
+            "method": row["method"],
+            "resource": row["resource"],
+            "content_type": row["content_type"],
+            "requires_auth": bool(row["requires_auth"]),
+            "action": row["action"],
+            "functions": row["functions"],
+            "constants": json.loads(row["constants"]),
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+        }
+    )
 
 
 def _definition_values(d: Definition) -> tuple[Any, ...]:
     constants = json.dumps([c.to_dict() for c in d.constants])
-    return (d.app, d.id, d.label, d.method, d.resource, d.content_type, int(d.requires_auth),
-            d.action, d.functions, constants, d.created_at, d.updated_at)
+    return (
+        d.app,
+        d.id,
+        d.label,
+        d.method,
+        d.resource,
+        d.content_type,
+        int(d.requires_auth),
+        d.action,
+        d.functions,
+        constants,
+        d.created_at,
+        d.updated_at,
+    )
 
 
 class Store:
@@ -108,8 +128,9 @@ class Store:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=10.0, check_same_thread=False
+            )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -192,14 +213,17 @@ class Store:
         return int(row[0])
 
     def bump_generation(self) -> None:
-        self._write("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
-                    "WHERE key = 'generation'")
+        self._write(
+            "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
+            "WHERE key = 'generation'"
+        )
 
     # -- applications ------------------------------------------------------------------
 
     def get_application(self, app_id: str) -> Application | None:
-        row = self._execute("SELECT id, type, label FROM applications WHERE id = ?",
-                            (app_id,)).fetchone()
+        row = self._execute(
+            "SELECT id, type, label FROM applications WHERE id = ?", (app_id,)
+        ).fetchone()
         return Application(row["id"], row["label"], row["type"]) if row else None
 
     def list_applications(self) -> list[Application]:
@@ -222,8 +246,9 @@ class Store:
     # -- definitions -------------------------------------------------------------------
 
     def get_definition(self, app_id: str, api_id: str) -> Definition | None:
-        row = self._execute("SELECT * FROM definitions WHERE app_id = ? AND api_id = ?",
-                            (app_id, api_id)).fetchone()
+        row = self._execute(
+            "SELECT * FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id)
+        ).fetchone()
         return _definition_from_row(row) if row else None
 
     def list_definitions(self, app_id: str | None = None) -> list[Definition]:
@@ -235,10 +260,12 @@ class Store:
         return [_definition_from_row(r) for r in rows]
 
     def insert_definition(self, d: Definition) -> None:
-        self._write("INSERT INTO definitions (app_id, api_id, label, method, resource, "
-                    "content_type, requires_auth, action, functions, constants, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    _definition_values(d))
+        self._write(
+            "INSERT INTO definitions (app_id, api_id, label, method, resource, "
+            "content_type, requires_auth, action, functions, constants, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _definition_values(d),
+        )
 
     def replace_definition(self, old_api_id: str, d: Definition) -> None:
         self.delete_definition(d.app, old_api_id)
@@ -249,8 +276,7 @@ class Store:
 
     # -- deployments -------------------------------------------------------------------
 
-    def add_deployment(self, app_id: str, stage: Stage, host: str,
-                       snapshot: dict[str, Any]) -> int:
+    def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
         cursor = self._write(
             "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -261,41 +287,63 @@ class Store:
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
         self._write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
         if deployment_id is not None:
-            self._write("INSERT INTO live (stage, app_id, deployment_id) VALUES (?, ?, ?)",
-                        (str(stage), app_id, deployment_id))
+            self._write(
+                "INSERT INTO live (stage, app_id, deployment_id) VALUES (?, ?, ?)",
+                (str(stage), app_id, deployment_id),
+            )
 
     def live_deployment_id(self, stage: Stage, app_id: str) -> int | None:
-        row = self._execute("SELECT deployment_id FROM live WHERE stage = ? AND app_id = ?",
-                            (str(stage), app_id)).fetchone()
+        row = self._execute(
+            "SELECT deployment_id FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id)
+        ).fetchone()
         return int(row[0]) if row else None
 
     def list_deployments(self, app_id: str | None = None) -> list[Deployment]:
-        sql = ("SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
-               "l.deployment_id IS NOT NULL AS active FROM deployments d "
-               "LEFT JOIN live l ON l.deployment_id = d.id")
+        sql = (
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "l.deployment_id IS NOT NULL AS active FROM deployments d "
+            "LEFT JOIN live l ON l.deployment_id = d.id"
+        )
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE d.app_id = ?", (app_id,)
         rows = self._execute(sql + " ORDER BY d.id", params)
-        return [Deployment(r["id"], r["app_id"], Stage(r["stage"]), r["deployed_at"], r["host"],
-                           bool(r["active"])) for r in rows]
+        return [
+            Deployment(
+                r["id"],
+                r["app_id"],
+                Stage(r["stage"]),
+                r["deployed_at"],
+                r["host"],
+                bool(r["active"]),
+            )
+            for r in rows
+        ]
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._execute(
             "SELECT d.*, l.deployment_id IS NOT NULL AS active FROM deployments d "
-            "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?", (deployment_id,)
+            "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
+            (deployment_id,),
         ).fetchone()
         if row is None:
             return None
-        deployment = Deployment(row["id"], row["app_id"], Stage(row["stage"]),
-                                row["deployed_at"], row["host"], bool(row["active"]))
+        deployment = Deployment(
+            row["id"],
+            row["app_id"],
+            Stage(row["stage"]),
+            row["deployed_at"],
+            row["host"],
+            bool(row["active"]),
+        )
         return deployment, json.loads(row["snapshot"])
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
         rows = self._execute(
             "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot FROM live l "
-            "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id")
+            "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id"
+        )
         return [(Stage(r[0]), r[1], int(r[2]), json.loads(r[3])) for r in rows]
 
     # -- keys and settings -------------------------------------------------------------
@@ -305,8 +353,9 @@ class Store:
         return {Stage(r[0]): r[1] for r in rows}
 
     def set_api_key(self, stage: Stage, key: str) -> None:
-        self._write("UPDATE api_keys SET key = ?, created_at = ? WHERE stage = ?",
-                    (key, now(), str(stage)))
+        self._write(
+            "UPDATE api_keys SET key = ?, created_at = ? WHERE stage = ?", (key, now(), str(stage))
+        )
 
     def stored_settings(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self._execute("SELECT name, value FROM settings")}
@@ -318,19 +367,24 @@ class Store:
 
     # -- request log -------------------------------------------------------------------
 
-    def append_requests(self, rows: list[tuple[str, str, str, str, int, float]],
-                        keep: int) -> None:
+    def append_requests(self, rows: list[tuple[str, str, str, str, int, float]], keep: int) -> None:
         """Add request-log rows (at, stage, method, path, status, ms); keep the newest."""
         with self.transaction():
             self._conn().executemany(
                 "INSERT INTO request_log (at, stage, method, path, status, duration_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?)", rows)
-            self._write("DELETE FROM request_log WHERE id <= "
-                        "(SELECT COALESCE(MAX(id), 0) FROM request_log) - ?", (keep,))
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self._write(
+                "DELETE FROM request_log WHERE id <= "
+                "(SELECT COALESCE(MAX(id), 0) FROM request_log) - ?",
+                (keep,),
+            )
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         sql = "SELECT id, at, stage, method, path, status, duration_ms FROM request_log"
         if limit is not None:
             sql = f"SELECT * FROM ({sql} ORDER BY id DESC LIMIT {int(limit)})"
         rows = self._execute(sql + " ORDER BY id")
-        return [{k: r[k] for k in r.keys() if k != "id"} for r in rows]
+        columns = ("at", "stage", "method", "path", "status", "duration_ms")
+        return [{name: r[name] for name in columns} for r in rows]

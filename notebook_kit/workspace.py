@@ -37,8 +37,9 @@ def _snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
 
 def _same_content(a: Definition, b: Definition) -> bool:
     ignore = {"created_at", "updated_at"}
-    return ({k: v for k, v in a.to_dict().items() if k not in ignore}
-            == {k: v for k, v in b.to_dict().items() if k not in ignore})
+    return {k: v for k, v in a.to_dict().items() if k not in ignore} == {
+        k: v for k, v in b.to_dict().items() if k not in ignore
+    }
 
 
 class Workspace:
@@ -113,8 +114,7 @@ class Workspace:
             raise NotFoundError(f"no definition {api_id!r} in application {app!r}")
         return found
 
-    def definitions(self, app: str | None = None, label: str | None = None
-                    ) -> list[Definition]:
+    def definitions(self, app: str | None = None, label: str | None = None) -> list[Definition]:
         """Definitions, optionally of one application and whose label contains ``label``
         (case-insensitive)."""
         if app is not None:
@@ -125,12 +125,33 @@ class Workspace:
             found = [d for d in found if needle in d.label.casefold()]
         return found
 
-    def create(self, app: str, api_id: str, *, label: str, method: str, resource: str,
-               action: str = "", content_type: str | None = None, requires_auth: bool = True,
-               functions: str = "", constants: Iterable[Constant] = ()) -> Definition:
+    def create(
+        self,
+        app: str,
+        api_id: str,
+        *,
+        label: str,
+        method: str,
+        resource: str,
+        action: str = "",
+        content_type: str | None = None,
+        requires_auth: bool = True,
+        functions: str = "",
+        constants: Iterable[Constant] = (),
+    ) -> Definition:
         """Create a definition (and its application, if new). Refused whole if invalid."""
-        definition = Definition(app, api_id, label, method, resource, action, content_type,
-                                requires_auth, functions, tuple(constants))
+        definition = Definition(
+            app,
+            api_id,
+            label,
+            method,
+            resource,
+            action,
+            content_type,
+            requires_auth,
+            functions,
+            tuple(constants),
+        )
         check_sources(definition.action, definition.functions)
         with self.store.transaction():
             if self.store.get_definition(app, api_id):
@@ -140,15 +161,32 @@ class Workspace:
             self.store.insert_definition(definition)
         return definition
 
-    def edit(self, app: str, api_id: str, *, new_id: str | None = None, label: str | None = None,
-             method: str | None = None, resource: str | None = None, action: str | None = None,
-             content_type: str | None = _UNSET, requires_auth: bool | None = None,
-             functions: str | None = None, constants: Iterable[Constant] | None = None
-             ) -> Definition:
+    def edit(
+        self,
+        app: str,
+        api_id: str,
+        *,
+        new_id: str | None = None,
+        label: str | None = None,
+        method: str | None = None,
+        resource: str | None = None,
+        action: str | None = None,
+        content_type: str | None = _UNSET,
+        requires_auth: bool | None = None,
+        functions: str | None = None,
+        constants: Iterable[Constant] | None = None,
+    ) -> Definition:
         """Change a definition (its ID too). What is live changes only at the next deploy."""
-        given = {"id": new_id, "label": label, "method": method, "resource": resource,
-                 "action": action, "requires_auth": requires_auth, "functions": functions,
-                 "constants": None if constants is None else tuple(constants)}
+        given = {
+            "id": new_id,
+            "label": label,
+            "method": method,
+            "resource": resource,
+            "action": action,
+            "requires_auth": requires_auth,
+            "functions": functions,
+            "constants": None if constants is None else tuple(constants),
+        }
         changes = {k: v for k, v in given.items() if v is not None}
         if content_type is not _UNSET:
             changes["content_type"] = content_type
@@ -157,8 +195,7 @@ class Workspace:
             updated = current.with_changes(**changes)
             check_sources(updated.action, updated.functions)
             if updated.id != api_id and self.store.get_definition(app, updated.id):
-                raise ConflictError(f"application {app!r} already has a definition "
-                                    f"{updated.id!r}")
+                raise ConflictError(f"application {app!r} already has a definition {updated.id!r}")
             self.store.replace_definition(api_id, updated)
         return updated
 
@@ -173,35 +210,60 @@ class Workspace:
         target_id = new_id or source.id
         with self.store.transaction():
             if self.store.get_definition(to_app, target_id):
-                raise ConflictError(f"application {to_app!r} already has a definition "
-                                    f"{target_id!r}; choose another ID")
+                raise ConflictError(
+                    f"application {to_app!r} already has a definition "
+                    f"{target_id!r}; choose another ID"
+                )
             if not self.store.get_application(to_app):
                 self.store.put_application(Application(to_app))
-            copied = Definition.from_dict({**source.to_dict(), "app": to_app, "id": target_id,
-                                           "created_at": None, "updated_at": None})
+            copied = Definition.from_dict(
+                {
+                    **source.to_dict(),
+                    "app": to_app,
+                    "id": target_id,
+                    "created_at": None,
+                    "updated_at": None,
+                }
+            )
             self.store.insert_definition(copied)
         return copied
 
-    def invoke(self, app: str, api_id: str, *, path_parameters: Mapping[str, str] | None = None,
-               query: str | Mapping[str, str] = "", headers: Mapping[str, str] | None = None,
-               body: str | bytes = "") -> Invocation:
+    def invoke(
+        self,
+        app: str,
+        api_id: str,
+        *,
+        path_parameters: Mapping[str, str] | None = None,
+        query: str | Mapping[str, str] = "",
+        headers: Mapping[str, str] | None = None,
+        body: str | bytes = "",
+    ) -> Invocation:
         """Run the *saved* definition in this process, as the studio's Test panel does."""
-        from multidict import CIMultiDict
         from urllib.parse import urlencode
 
+        from multidict import CIMultiDict
+
         definition = self.get(app, api_id)
-        params = {name: str((path_parameters or {}).get(name, ""))
-                  for name in definition.path_parameters}
+        params = {
+            name: str((path_parameters or {}).get(name, "")) for name in definition.path_parameters
+        }
         missing = [name for name, value in params.items() if not value]
         if missing:
-            raise ValidationError(f"give a value for the path parameter {{{missing[0]}}}",
-                                  field="path_parameters")
-        resource = "/".join(params[s[1:-1]] if s.startswith("{") else s
-                            for s in definition.segments)
+            raise ValidationError(
+                f"give a value for the path parameter {{{missing[0]}}}", field="path_parameters"
+            )
+        resource = "/".join(
+            params[s[1:-1]] if s.startswith("{") else s for s in definition.segments
+        )
         req = ActionRequest(
-            httpMethod=definition.method, path=f"/test/{app}/{resource}", stage="test",
-            headers=CIMultiDict(headers or {}), pathParameters=params,
-            query_string=query if isinstance(query, str) else urlencode(query), body=body)
+            httpMethod=definition.method,
+            path=f"/test/{app}/{resource}",
+            stage="test",
+            headers=CIMultiDict(headers or {}),
+            pathParameters=params,
+            query_string=query if isinstance(query, str) else urlencode(query),
+            body=body,
+        )
         return run_invocation(self.compile(definition), req)
 
     def compile(self, definition: Definition) -> CompiledAction:
@@ -251,8 +313,9 @@ class Workspace:
             if to is None:
                 earlier = [d for d in history if live is None or d.id < live]
                 if not earlier:
-                    raise NotFoundError(f"{app} has no earlier deployment on {stage} to roll "
-                                        "back to")
+                    raise NotFoundError(
+                        f"{app} has no earlier deployment on {stage} to roll back to"
+                    )
                 target = earlier[-1]
             else:
                 target = next((d for d in history if d.id == to), None)
@@ -281,7 +344,8 @@ class Workspace:
         if total > quota:
             raise QuotaExceededError(
                 f"deploying {app} to {stage} would use {total} resources; "
-                f"the stage's quota is {quota}")
+                f"the stage's quota is {quota}"
+            )
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
         return self.store.list_deployments(app)
@@ -289,8 +353,11 @@ class Workspace:
     def live(self, stage: Stage | str) -> dict[str, list[Definition]]:
         """What ``stage`` serves now: application ID to its deployed definitions."""
         stage = Stage.parse(stage)
-        return {app: _snapshot_definitions(snap)
-                for s, app, _, snap in self.store.live_snapshots() if s == stage}
+        return {
+            app: _snapshot_definitions(snap)
+            for s, app, _, snap in self.store.live_snapshots()
+            if s == stage
+        }
 
     def deployed_state(self, definition: Definition, stage: Stage | str) -> str:
         """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
@@ -334,18 +401,20 @@ class Workspace:
         partial.replace(target)
         return target
 
-    def import_application(self, source: str | os.PathLike[str] | Mapping[str, Any],
-                           replace: bool = False) -> Application:
+    def import_application(
+        self, source: str | os.PathLike[str] | Mapping[str, Any], replace: bool = False
+    ) -> Application:
         """Import an export (a path or the document). Checked whole before anything is
         written; an existing application is refused unless ``replace``."""
-        document = (dict(source) if isinstance(source, Mapping)
-                    else exchange.read_document(source))
+        document = dict(source) if isinstance(source, Mapping) else exchange.read_document(source)
         app, definitions = exchange.from_document(document)
         with self.store.transaction():
             if self.store.get_application(app.id):
                 if not replace:
-                    raise ConflictError(f"application {app.id!r} already exists; import with "
-                                        "replace to overwrite its definitions")
+                    raise ConflictError(
+                        f"application {app.id!r} already exists; import with "
+                        "replace to overwrite its definitions"
+                    )
                 for old in self.store.list_definitions(app.id):
                     self.store.delete_definition(app.id, old.id)
             self.store.put_application(app)
@@ -357,8 +426,9 @@ class Workspace:
         """Commit the application's files to a git repository; returns the commit id."""
         from .repository import commit_application
 
-        return commit_application(repo, self.application(app),
-                                  self.store.list_definitions(app), message)
+        return commit_application(
+            repo, self.application(app), self.store.list_definitions(app), message
+        )
 
     # -- the sample --------------------------------------------------------------------
 
@@ -368,8 +438,9 @@ class Workspace:
         definitions = sample.sample_definitions()
         with self.database.transaction() as db:
             db.execute(sample.EMPLOYEE_TABLE)
-            db.executemany("INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)",
-                           sample.EMPLOYEES)
+            db.executemany(
+                "INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)", sample.EMPLOYEES
+            )
         app = sample.SAMPLE_APP
         with self.store.transaction():
             self.store.put_application(app)
@@ -380,20 +451,23 @@ class Workspace:
         for stage in Stage:
             saved = self.store.list_definitions(app.id)
             live = self.live(stage).get(app.id)
-            if live is None or len(live) != len(saved) or not all(
-                    _same_content(a, b) for a, b in zip(live, saved, strict=True)):
+            if (
+                live is None
+                or len(live) != len(saved)
+                or not all(_same_content(a, b) for a, b in zip(live, saved, strict=True))
+            ):
                 self.deploy(app.id, stage)
         return app
 
     # -- pandas views ------------------------------------------------------------------
 
-    def definitions_frame(self, app: str | None = None, label: str | None = None
-                          ) -> pd.DataFrame:
+    def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
         from .frames import definitions_frame
 
         rows = self.definitions(app, label)
-        states = {str(s): {d.app + "/" + d.id: self.deployed_state(d, s) for d in rows}
-                  for s in Stage}
+        states = {
+            str(s): {d.app + "/" + d.id: self.deployed_state(d, s) for d in rows} for s in Stage
+        }
         return definitions_frame(rows, states)
 
     def deployments_frame(self, app: str | None = None) -> pd.DataFrame:

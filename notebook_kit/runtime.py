@@ -1,0 +1,278 @@
+"""The Sanic runtime: ``{base_url}/{stage}/{app_id}/{resource}`` answered by deployed actions.
+
+Each worker holds one immutable ``_Live`` (a compiled route table and the API key per
+stage) and swaps it whole when the store's generation changes, so a request in flight
+always sees one consistent table. The request path does no store query and compiles
+nothing: it splits the path, walks the tree, checks the key, and calls the action.
+
+This module owns the one mapping from errors to HTTP answers. Every answer the runtime
+makes itself (403, 404, 405, 413, 500) carries ``Access-Control-Allow-Origin: *`` so a
+browser caller sees the real error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from sanic import Sanic
+from sanic.exceptions import PayloadTooLarge
+from sanic.request import Request
+from sanic.response import HTTPResponse
+
+from .actions import ActionRequest, ActionResponse, CompiledAction, render_response
+from .models import Definition, Stage
+from .routing import RouteTable
+from .workspace import Workspace
+
+__all__ = ["Runtime", "create_app"]
+
+log = logging.getLogger("notebook_kit.runtime")
+
+_CORS = {"Access-Control-Allow-Origin": "*"}
+_ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
+
+
+class _Response(HTTPResponse):
+    """An HTTPResponse that sends no Content-Type when none was chosen (Sanic would send
+    the text 'None')."""
+
+    __slots__ = ()
+
+    @property
+    def processed_headers(self) -> Any:
+        if self.content_type is None:
+            clean = self._sanitize_header_value  # strips CR/LF: no header injection
+            return (
+                (clean(name).encode("ascii"), clean(f"{value}").encode(errors="surrogateescape"))
+                for name, value in self.headers.items()
+            )
+        return super().processed_headers
+
+
+def _runtime_answer(
+    status: int, message: str, headers: dict[str, str] | None = None, **extra: str
+) -> HTTPResponse:
+    body = json.dumps({"message": message, **extra}).encode()
+    return HTTPResponse(body, status, {**_CORS, **(headers or {})}, "application/json")
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    name: str
+    table: RouteTable[CompiledAction]
+    key: bytes
+    debug: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Live:
+    generation: int
+    stages: dict[str, _Stage]
+    max_body_bytes: int
+    request_log_size: int
+
+
+class Runtime:
+    """The live state of one worker and the request handler that reads it."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._compiled: dict[tuple[int, str], CompiledAction] = {}
+        self._pending_log: list[tuple[float, str, str, str, int, float]] = []
+        self.live = self._build(workspace.store.generation())
+
+    # -- building and swapping the live tables -----------------------------------------
+
+    def _compile(
+        self, deployment_id: int, definition: Definition, env: dict[str, Any]
+    ) -> CompiledAction:
+        key = (deployment_id, definition.id)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compiled[key] = self.workspace.compile(definition)
+        return compiled
+
+    def _build(self, generation: int) -> _Live:
+        """Read what is live and compile it into fresh tables (reusing unchanged actions)."""
+        ws = self.workspace
+        env = ws.action_env()
+        entries: dict[str, list[tuple[str, Definition, CompiledAction]]] = {
+            str(s): [] for s in Stage
+        }
+        in_use: set[tuple[int, str]] = set()
+        for stage, app, deployment_id, snapshot in ws.store.live_snapshots():
+            for data in snapshot["definitions"]:
+                definition = Definition.from_dict(data)
+                try:
+                    compiled = self._compile(deployment_id, definition, env)
+                except Exception:  # validated at deploy; keep serving the rest
+                    log.exception(
+                        "cannot load %s/%s (deployment %s)", app, definition.id, deployment_id
+                    )
+                    continue
+                in_use.add((deployment_id, definition.id))
+                entries[str(stage)].append((app, definition, compiled))
+        self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
+        keys = ws.store.api_keys()
+        stages = {
+            str(s): _Stage(str(s), RouteTable(entries[str(s)]), keys[s].encode(), s is Stage.DEV)
+            for s in Stage
+        }
+        settings = ws.settings()
+        return _Live(generation, stages, settings["max_body_bytes"], settings["request_log_size"])
+
+    def refresh(self) -> bool:
+        """Swap in new tables if the store changed since the last look. Returns whether."""
+        generation = self.workspace.store.generation()
+        if generation == self.live.generation:
+            return False
+        self.live = self._build(generation)
+        return True
+
+    async def watch(self, app: Sanic) -> None:
+        """Poll the store, swap tables on change, and flush the request log."""
+        loop = asyncio.get_running_loop()
+        while True:
+            interval = self.workspace.setting("reload_interval")
+            await asyncio.sleep(interval)
+            try:
+                if await loop.run_in_executor(None, self.refresh):
+                    app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
+                await loop.run_in_executor(None, self.flush_log)
+            except Exception:
+                log.exception("reloading deployments failed; still serving the previous ones")
+
+    def flush_log(self) -> None:
+        pending, self._pending_log = self._pending_log, []
+        if not pending:
+            return
+        from datetime import UTC, datetime
+
+        rows = [
+            (
+                datetime.fromtimestamp(at, UTC)
+                .isoformat(timespec="milliseconds")
+                .replace("+00:00", "Z"),
+                stage,
+                method,
+                path,
+                status,
+                ms,
+            )
+            for at, stage, method, path, status, ms in pending
+        ]
+        self.workspace.store.append_requests(rows, self.live.request_log_size)
+
+    # -- the request path ---------------------------------------------------------------
+
+    async def handle(self, request: Request, **_: Any) -> HTTPResponse:
+        started = time.perf_counter()
+        response = await self._answer(request)
+        parts = request.path.split("/", 2)
+        self._pending_log.append(
+            (
+                time.time(),
+                parts[1] if len(parts) > 1 else "",
+                request.method,
+                request.path,
+                response.status,
+                (time.perf_counter() - started) * 1000,
+            )
+        )
+        return response
+
+    async def _answer(self, request: Request) -> HTTPResponse:
+        live = self.live  # one read: this request sees one consistent state
+        parts = request.path.split("/")
+        stage = live.stages.get(parts[1]) if len(parts) > 2 else None
+        if stage is None:
+            return _runtime_answer(404, "Not Found")
+        segments = [unquote(p) if "%" in p else p for p in parts[2:]]
+        if len(segments) > 1 and not segments[-1]:
+            segments.pop()  # tolerate one trailing slash
+        match = stage.table.match(request.method, segments)
+        if match is None:
+            return _runtime_answer(404, "Not Found")
+        action = match.endpoint
+        if action is None:
+            return _runtime_answer(405, "Method Not Allowed", {"Allow": ", ".join(match.allowed)})
+        if action.definition.requires_auth:
+            given = request.headers.get("x-api-key")
+            if given is None or not hmac.compare_digest(
+                given.encode("utf-8", "surrogateescape"), stage.key
+            ):
+                return _runtime_answer(403, "Forbidden")
+        req = ActionRequest(
+            httpMethod=request.method,
+            path=request.path,
+            stage=stage.name,
+            headers=request.headers,
+            pathParameters=match.params,
+            query_string=request.query_string,
+            body=request.body,
+        )
+        res = ActionResponse(action.content_type)
+        try:
+            if action.is_async:
+                await action.run(req, res)
+            else:
+                action.run(req, res)
+            status, headers, body, content_type = render_response(res)
+        except Exception as exc:
+            definition = action.definition
+            log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
+            extra = {"error": f"{type(exc).__name__}: {exc}"} if stage.debug else {}
+            return _runtime_answer(500, "Internal server error", **extra)
+        return _Response(body, status, headers, content_type)
+
+
+def create_app(workspace: Workspace | str | None = None, name: str = "notebook_kit") -> Sanic:
+    """The Sanic application serving ``workspace``'s deployments (a Workspace or its home)."""
+    if not isinstance(workspace, Workspace):
+        workspace = Workspace(workspace)
+    runtime = Runtime(workspace)
+    Sanic._app_registry.pop(name, None)  # a notebook may build the app again
+    app = Sanic(name, configure_logging=False)
+    app.config.MOTD = False
+    app.config.ACCESS_LOG = False
+    app.config.TOUCHUP = False  # a second app in one process breaks TouchUp
+    app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
+    app.ctx.runtime = runtime
+    app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")
+    app.add_route(runtime.handle, "/<rest:path>", methods=_ALL_METHODS, name="everything")
+
+    @app.exception(PayloadTooLarge)
+    async def _too_large(request: Request, exc: Exception) -> HTTPResponse:
+        limit = runtime.live.max_body_bytes
+        return _runtime_answer(413, f"Request body is larger than {limit} bytes")
+
+    @app.exception(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> HTTPResponse:
+        status = getattr(exc, "status_code", 500)
+        if status >= 500:
+            log.exception("unexpected error", exc_info=exc)
+            return _runtime_answer(500, "Internal server error")
+        return _runtime_answer(status, str(exc) or "Bad Request")
+
+    watcher: list[asyncio.Task[None]] = []
+
+    @app.before_server_start
+    async def _start_watching(app: Sanic) -> None:
+        runtime.refresh()
+        watcher.append(asyncio.get_running_loop().create_task(runtime.watch(app)))
+
+    @app.before_server_stop
+    async def _stop_watching(app: Sanic) -> None:
+        for task in watcher:
+            task.cancel()
+        watcher.clear()
+        runtime.flush_log()
+
+    return app

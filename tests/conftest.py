@@ -1,0 +1,130 @@
+"""Shared fixtures: real workspaces on temp SQLite files, real servers on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from notebook_kit.server import BackgroundServer
+from notebook_kit.workspace import Workspace
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "workspace"
+
+
+@pytest.fixture
+def workspace(home: Path) -> Workspace:
+    """An empty workspace in a temporary directory."""
+    return Workspace(home)
+
+
+@pytest.fixture
+def sample_workspace(workspace: Workspace) -> Workspace:
+    """A workspace with restapi_sample installed and deployed to dev and prod."""
+    workspace.install_sample()
+    return workspace
+
+
+@pytest.fixture
+def running_server(sample_workspace: Workspace) -> Iterator[BackgroundServer]:
+    """The runtime serving ``sample_workspace`` in a background thread on a free port."""
+    with BackgroundServer(sample_workspace) as server:
+        yield server
+
+
+@pytest.fixture
+def client(running_server: BackgroundServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=running_server.url, timeout=10) as http:
+        yield http
+
+
+@pytest.fixture
+def keys(sample_workspace: Workspace) -> dict[str, str]:
+    return sample_workspace.keys()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_cli(
+    *args: str, home: Path, check: bool = False, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``notebook-kit`` command in a separate process."""
+    env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
+    result = subprocess.run(
+        [sys.executable, "-m", "notebook_kit", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=60,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"notebook-kit {' '.join(args)} failed: {result.stderr}")
+    return result
+
+
+class ServerProcess:
+    """``notebook-kit serve`` running as its own process."""
+
+    def __init__(self, home: Path, workers: int = 1) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "notebook_kit",
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"serve exited: {self.process.stderr.read().decode()}")
+            try:
+                httpx.get(self.url + "/", timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("serve did not answer within 30 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stderr:
+            self.process.stderr.close()
+
+
+@pytest.fixture
+def server_process(sample_workspace: Workspace) -> Iterator[ServerProcess]:
+    """A separately running ``notebook-kit serve`` over ``sample_workspace``."""
+    server = ServerProcess(sample_workspace.home)
+    yield server
+    server.stop()
