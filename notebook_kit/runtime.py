@@ -77,6 +77,7 @@ class _Live:
     stages: dict[str, _Stage]
     max_body_bytes: int
     request_log_size: int
+    reload_interval: float
 
 
 class Runtime:
@@ -126,7 +127,13 @@ class Runtime:
             for s in Stage
         }
         settings = ws.settings()
-        return _Live(generation, stages, settings["max_body_bytes"], settings["request_log_size"])
+        return _Live(
+            generation,
+            stages,
+            settings["max_body_bytes"],
+            settings["request_log_size"],
+            settings["reload_interval"],
+        )
 
     def refresh(self) -> bool:
         """Swap in new tables if the store changed since the last look. Returns whether."""
@@ -140,17 +147,23 @@ class Runtime:
         """Poll the store, swap tables on change, and flush the request log."""
         loop = asyncio.get_running_loop()
         while True:
-            interval = self.workspace.setting("reload_interval")
-            await asyncio.sleep(interval)
+            await asyncio.sleep(self.live.reload_interval)
             try:
                 if await loop.run_in_executor(None, self.refresh):
                     app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
-                await loop.run_in_executor(None, self.flush_log)
+                # Take the buffer here, on the loop thread that appends to it.
+                pending, self._pending_log = self._pending_log, []
+                if pending:
+                    await loop.run_in_executor(None, self.flush_log, pending)
             except Exception:
                 log.exception("reloading deployments failed; still serving the previous ones")
 
-    def flush_log(self) -> None:
-        pending, self._pending_log = self._pending_log, []
+    def flush_log(
+        self, pending: list[tuple[float, str, str, str, int, float]] | None = None
+    ) -> None:
+        """Write buffered request-log rows to the store (the buffer itself by default)."""
+        if pending is None:
+            pending, self._pending_log = self._pending_log, []
         if not pending:
             return
         from datetime import UTC, datetime
