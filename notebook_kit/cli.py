@@ -118,9 +118,9 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     click.echo(
         f"notebook-kit serving {ws.home} at http://{host}:{port} "
-        f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops",
-        err=True,
+        f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
     )
+    sys.stdout.flush()
     run_server(ws, host, port, workers)
 
 
