@@ -1,0 +1,159 @@
+"""The SQLite store: files, permissions, migrations, WAL, transactions, sharing."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from notebook_kit.errors import StoreError
+from notebook_kit.models import Application, Definition, Stage
+from notebook_kit.store import MIGRATIONS, Store, new_api_key
+from notebook_kit.workspace import Workspace
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_workspace_created_owner_only(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "deep" / "home")
+    assert _mode(ws.home) == 0o700
+    assert _mode(ws.home / "workspace.sqlite3") == 0o600
+
+
+def test_workspace_permissions_tightened_when_directory_exists(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    home.chmod(0o755)
+    ws = Workspace(home)
+    assert _mode(ws.home) == 0o700
+    for sidecar in ("workspace.sqlite3-wal", "workspace.sqlite3-shm"):
+        path = ws.home / sidecar
+        if path.exists():  # SQLite gives the WAL files the database's mode
+            assert _mode(path) & 0o077 == 0
+
+
+def test_schema_versioned_with_user_version(tmp_path: Path) -> None:
+    Store(tmp_path / "s.sqlite3")
+    with sqlite3.connect(tmp_path / "s.sqlite3") as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"applications", "definitions", "deployments", "live", "api_keys"} <= tables
+
+
+def test_migrations_resume_from_an_older_version(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO applications VALUES ('kept', 'REST API', 'Kept', 'x', 'x')")
+    conn.commit()
+    conn.close()
+    store = Store(path)
+    assert [a.id for a in store.list_applications()] == ["kept"]
+    assert store.request_log() == []  # the table of migration 2 exists now
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_reopening_keeps_data_and_keys(tmp_path: Path) -> None:
+    first = Store(tmp_path / "s.sqlite3")
+    keys = first.api_keys()
+    with first.transaction():
+        first.put_application(Application("a"))
+    first.close()
+    second = Store(tmp_path / "s.sqlite3")
+    assert second.api_keys() == keys
+    assert second.get_application("a") == Application("a")
+
+
+def test_transaction_rolls_back_everything_on_error(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put_application(Application("a"))
+        store.insert_definition(Definition("a", "x", "X", "GET", "x"))
+        store.bump_generation()
+        raise RuntimeError("crash in the middle")
+    assert store.list_applications() == []
+    assert store.list_definitions() == []
+    assert store.generation() == 0
+
+
+def test_nested_transaction_joins_the_outer_one(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    with pytest.raises(RuntimeError), store.transaction():
+        with store.transaction():
+            store.put_application(Application("inner"))
+        raise RuntimeError("outer fails after inner finished")
+    assert store.get_application("inner") is None
+
+
+def test_write_outside_transaction_refused(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    with pytest.raises(StoreError, match="outside a transaction"):
+        store.put_application(Application("a"))
+
+
+def test_sqlite_errors_wrapped_as_store_errors(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    definition = Definition("a", "x", "X", "GET", "x")
+    with pytest.raises(StoreError, match="workspace store error"), store.transaction():
+        store.put_application(Application("a"))
+        store.insert_definition(definition)
+        store.insert_definition(definition)  # primary key violation
+
+
+def test_store_refused_when_file_is_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "junk.sqlite3"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot open the workspace store"):
+        Store(path)
+
+
+def test_two_workspaces_on_one_home_see_each_others_changes(tmp_path: Path) -> None:
+    one, two = Workspace(tmp_path / "h"), Workspace(tmp_path / "h")
+    assert one.keys() == two.keys()
+    one.create("a", "x", label="X", method="GET", resource="x", action="res.body = 'x'")
+    assert [d.id for d in two.definitions()] == ["x"]
+    before = one.store.generation()
+    two.deploy("a", "dev")
+    assert one.store.generation() > before
+    assert [d.id for d in one.live("dev")["a"]] == ["x"]
+    key = two.rotate_key("prod")
+    assert one.keys()["prod"] == key
+
+
+def test_generation_bumped_by_live_changes_only(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "h")
+    start = ws.store.generation()
+    ws.create("a", "x", label="X", method="GET", resource="x")
+    assert ws.store.generation() == start  # a saved definition is not live
+    ws.deploy("a", "dev")
+    after_deploy = ws.store.generation()
+    assert after_deploy > start
+    ws.undeploy("a", "dev")
+    assert ws.store.generation() > after_deploy
+
+
+@pytest.mark.parametrize("_", range(3))
+def test_new_api_key_is_40_alphanumerics(_: int) -> None:
+    key = new_api_key()
+    assert len(key) == 40 and key.isascii() and key.isalnum()
+
+
+def test_keys_made_per_stage_when_store_created(tmp_path: Path) -> None:
+    keys = Store(tmp_path / "s.sqlite3").api_keys()
+    assert set(keys) == set(Stage)
+    assert keys[Stage.DEV] != keys[Stage.PROD]
+
+
+def test_request_log_keeps_the_newest(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    rows = [("t", "dev", "GET", f"/p{i}", 200, 1.0) for i in range(5)]
+    store.append_requests(rows, keep=3)
+    assert [r["path"] for r in store.request_log()] == ["/p2", "/p3", "/p4"]
+    assert [r["path"] for r in store.request_log(limit=2)] == ["/p3", "/p4"]
