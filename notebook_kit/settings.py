@@ -15,7 +15,15 @@ from typing import Any
 
 from .errors import ValidationError
 
-__all__ = ["SETTINGS", "Setting", "default_home", "env_name", "find_setting", "parse_value"]
+__all__ = [
+    "SETTINGS",
+    "Setting",
+    "default_home",
+    "env_name",
+    "find_setting",
+    "mask",
+    "parse_value",
+]
 
 HOME_ENV = "NOTEBOOK_KIT_HOME"
 
@@ -40,6 +48,28 @@ def _positive_float(text: str) -> float:
 
 def _text(text: str) -> str:
     return text
+
+
+def _optional_text(text: str) -> str | None:
+    return text.strip() or None
+
+
+def _optional_port(text: str) -> int | None:
+    if not text.strip():
+        return None
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise ValueError("must be a port number 1-65535")
+    return value
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("must be true or false")
 
 
 @dataclass(frozen=True)
@@ -73,6 +103,45 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_float,
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
+    # -- built-ins: mail, OAuth2, the environment database, outside HTTP calls --------
+    Setting(
+        "smtp_host", None, "SMTP server that fn.sendMail uses; unset disables mail.", _optional_text
+    ),
+    Setting(
+        "smtp_port",
+        None,
+        "SMTP port; unset means 465 with smtp_ssl, 587 with smtp_starttls, else 25.",
+        _optional_port,
+    ),
+    Setting("smtp_user", None, "SMTP login name; unset sends without logging in.", _optional_text),
+    Setting("smtp_password", None, "SMTP login password.", _optional_text, secret=True),
+    Setting("smtp_starttls", False, "Upgrade the SMTP connection with STARTTLS.", _boolean),
+    Setting("smtp_ssl", False, "Connect to the SMTP server over TLS from the start.", _boolean),
+    Setting("smtp_from", None, "Default sender address of fn.sendMail.", _optional_text),
+    Setting(
+        "oauth2_token_url",
+        None,
+        "OAuth2 token endpoint (client-credentials grant).",
+        _optional_text,
+    ),
+    Setting("oauth2_revoke_url", None, "OAuth2 revocation endpoint (RFC 7009).", _optional_text),
+    Setting("oauth2_client_id", None, "OAuth2 client ID.", _optional_text),
+    Setting("oauth2_client_secret", None, "OAuth2 client secret.", _optional_text, secret=True),
+    Setting(
+        "oauth2_scope",
+        None,
+        "Space-separated scopes asked for; unset asks for none.",
+        _optional_text,
+    ),
+    Setting(
+        "database_url",
+        None,
+        "The actions' db: unset is environment.sqlite3 in the "
+        "workspace; else a SQLAlchemy URL (postgresql://...).",
+        _optional_text,
+        secret=True,
+    ),
+    Setting("http_timeout", 10.0, "Seconds an action's http call may take.", _positive_float),
 )
 
 
@@ -112,3 +181,11 @@ def resolve(
 def default_home(environ: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if environ is None else environ
     return Path(environ.get(HOME_ENV) or Path.home() / ".notebook_kit").expanduser()
+
+
+def mask(setting: Setting, value: Any) -> Any:
+    """What a listing shows: secrets hidden, keeping the last 4 characters of long ones."""
+    if not setting.secret or value is None:
+        return value
+    text = str(value)
+    return "****" + text[-4:] if len(text) >= 16 else "********"
