@@ -1,0 +1,86 @@
+"""The notebook studio: ipywidgets over one ``Workspace``.
+
+``notebook_kit.studio(ws)`` returns a :class:`Studio`. Every panel is a thin face: it reads
+its inputs, calls one ``Workspace`` method, and shows the result or the refusal in the
+studio's status line. No rule lives here.
+
+CSS class contract (stable; the browser tests select on these). ipywidgets puts the class
+on the widget's root element, so a Text is reached as ``.nk-field-id input``, a Textarea as
+``.nk-action textarea``, a Dropdown as ``.nk-field-method select``, a Checkbox as
+``.nk-field-auth input``, a Button as ``button.nk-save`` and an Output or HTML by its class.
+
+Studio and status
+    nk-studio               the whole studio (VBox)
+    nk-status               the status line (HTML); also nk-status-error when it shows a refusal
+    nk-app-picker           application (Combobox: pick one or type a new ID, then Enter)
+    nk-search               label search box (Text, filters live)
+    nk-new                  "New" button: empty form for a new definition
+    nk-definitions          the definitions table (HTML; one <tr data-api-id="..."> per row)
+    nk-definition-picker    the definition to edit (Dropdown; follows the search filter)
+
+Definition form (nk-form)
+    nk-field-id, nk-field-label, nk-field-resource, nk-field-content-type   Text
+    nk-field-method         Dropdown of GET POST PUT DELETE OPTIONS
+    nk-field-auth           Checkbox "requires authentication"
+    nk-constants            the constant rows; each row nk-constant-row holding
+                            nk-constant-name (Text), nk-constant-type (Dropdown),
+                            nk-constant-value (Text), nk-constant-remove (Button)
+    nk-constant-add         Button adding a row
+    nk-action               action source (Textarea, monospace; also nk-code)
+    nk-functions            user functions (Textarea, monospace; also nk-code)
+    nk-save                 Save button
+    nk-error                every field's error line (HTML); each also nk-error-<field> with
+                            <field> one of app id label method resource content_type
+                            constants action functions
+
+Test panel (nk-test)
+    nk-test-param           one Text per {name} path parameter, also nk-test-param-<name>
+    nk-test-query           query string (Text, like a=1&b=2)
+    nk-test-headers         headers (Textarea, one "Name: value" per line)
+    nk-test-body            body (Textarea)
+    nk-test-run             "Test" button (runs the saved definition in-process)
+    nk-test-send-dev        "Send to dev" button (calls the live dev URL with the dev key)
+    nk-test-output          the result (Output: status, duration, headers, body, printed
+                            output, traceback)
+
+Deploy panel (nk-deploy)
+    nk-deploy-dev, nk-deploy-prod               Buttons
+    nk-deploy-prod-confirm                      "Confirm deploy to prod" (shown after nk-deploy-prod)
+    nk-undeploy-dev, nk-undeploy-prod           Buttons
+    nk-urls                 endpoint URLs as links (HTML; <a class="nk-url-dev">, <a class="nk-url-prod">)
+    nk-url-text             Text widgets holding each URL (also nk-url-text-dev / -prod)
+    nk-copy                 copy-to-clipboard buttons (anywidget)
+    nk-curl                 ready-made curl line (Textarea)
+
+Definition actions (nk-manage)
+    nk-delete, nk-delete-confirm                Delete, then "Confirm delete"
+    nk-copy-to-app, nk-copy-new-id, nk-copy-run Copy to another application
+    nk-export, nk-export-link                   Export; the link is <a download=...>
+    nk-import-upload, nk-import-replace         FileUpload and "replace existing" Checkbox
+    nk-commit-repo, nk-commit-message, nk-commit-run   Commit to a git repository
+
+Resources panel (nk-resources)
+    nk-resources-refresh    Button
+    nk-resources-view       HTML: per stage the totals and the tree
+
+Server panel (nk-server)
+    nk-server-port          IntText (0 picks a free port)
+    nk-server-start, nk-server-stop             Buttons
+    nk-server-url           HTML with the base URL (the base URL callers use)
+    nk-key-dev, nk-key-prod HTML, masked unless revealed
+    nk-keys-reveal          ToggleButton
+    nk-rotate-dev, nk-rotate-prod               Buttons
+"""
+
+from __future__ import annotations
+
+__all__ = ["Studio"]
+
+
+def __getattr__(name: str) -> object:
+    # Importing the studio pulls in ipywidgets; keep ``import notebook_kit.ui`` cheap.
+    if name == "Studio":
+        from .studio import Studio
+
+        return Studio
+    raise AttributeError(name)
