@@ -23,7 +23,7 @@ from .models import Stage
 from .runtime import create_app
 from .workspace import Workspace
 
-__all__ = ["BackgroundServer", "serve"]
+__all__ = ["BackgroundServer", "serve", "serve_in_background"]
 
 log = logging.getLogger("notebook_kit.server")
 
@@ -155,3 +155,27 @@ class BackgroundServer:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<BackgroundServer {self.url} ({state})>"
+
+
+# One background server per (workspace, host, requested port) in this process, so that
+# running a notebook cell again replaces the server it started instead of failing with
+# "address already in use" or leaving a thread behind.
+_BACKGROUND: dict[tuple[str, str, int], BackgroundServer] = {}
+_BACKGROUND_LOCK = threading.Lock()
+
+
+def serve_in_background(
+    workspace: Workspace, host: str = "127.0.0.1", port: int = 0
+) -> BackgroundServer:
+    """Start a background server, first stopping the one this process started earlier for
+    the same workspace and port (or any of its servers holding that port)."""
+    key = (str(workspace.home.resolve()), host, port)
+    with _BACKGROUND_LOCK:
+        for old_key, old in list(_BACKGROUND.items()):
+            same_port = port != 0 and old.host == host and old.port == port
+            if old_key == key or same_port or not old.running:
+                old.stop()
+                del _BACKGROUND[old_key]
+        server = BackgroundServer(workspace, host, port).start()
+        _BACKGROUND[key] = server
+    return server

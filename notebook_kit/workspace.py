@@ -26,6 +26,8 @@ from .store import Store, new_api_key
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .server import BackgroundServer
+
 __all__ = ["Workspace"]
 
 _UNSET: Any = object()
@@ -479,3 +481,20 @@ class Workspace:
         from .frames import resources_frame
 
         return resources_frame(self.resources())
+
+    def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
+        """The newest ``limit`` (default: all kept) requests any server of this workspace
+        answered: time, stage, method, path, status, duration in ms."""
+        from .frames import request_log_frame
+
+        return request_log_frame(self.store.request_log(limit))
+
+    # -- serving from a notebook -------------------------------------------------------
+
+    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
+        """Serve this workspace in a background thread of this process; returns the
+        handle (``url``, ``stop()``). Calling it again (a re-run cell) first stops the
+        server it started before for this workspace and port. ``port=0``: a free port."""
+        from .server import serve_in_background  # server sits above workspace
+
+        return serve_in_background(self, host=host, port=port)
