@@ -80,7 +80,13 @@ class Workspace:
 
     def action_env(self) -> dict[str, Any]:
         """The names every action sees besides ``req``, ``res`` and ``const``."""
-        return {"fn": Functions(), "db": self.database}
+        from .http_client import HttpClient
+
+        return {
+            "fn": Functions(self),
+            "db": self.database,
+            "http": HttpClient(lambda: self.setting("http_timeout")),
+        }
 
     # -- applications ------------------------------------------------------------------
 
@@ -375,6 +381,24 @@ class Workspace:
     def resource_tree(self, stage: Stage | str) -> list[str]:
         return routing.resource_tree(self.live(stage))
 
+    def openapi(
+        self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
+    ) -> dict[str, Any]:
+        """The OpenAPI 3.1 document of ``app`` as deployed on ``stage`` (not as saved)."""
+        from .openapi import build_document
+
+        stage = Stage.parse(stage)
+        for live_stage, live_app, deployment_id, snapshot in self.store.live_snapshots():
+            if live_stage == stage and live_app == app:
+                return build_document(
+                    Application.from_dict(snapshot["application"]),
+                    stage,
+                    _snapshot_definitions(snapshot),
+                    base_url,
+                    deployment_id,
+                )
+        raise NotFoundError(f"application {app!r} is not deployed to {stage}")
+
     # -- keys --------------------------------------------------------------------------
 
     def keys(self) -> dict[str, str]:
@@ -445,7 +469,8 @@ class Workspace:
             )
         app = sample.SAMPLE_APP
         with self.store.transaction():
-            self.store.put_application(app)
+            if self.store.get_application(app.id) != app:
+                self.store.put_application(app)
             for definition in definitions:
                 current = self.store.get_definition(app.id, definition.id)
                 if current is None or not _same_content(current, definition):
