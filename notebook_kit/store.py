@@ -59,6 +59,25 @@ MIGRATIONS: tuple[str, ...] = (
         method TEXT NOT NULL, path TEXT NOT NULL, status INTEGER NOT NULL,
         duration_ms REAL NOT NULL);
     """,
+    """
+    CREATE TABLE users (
+        email_key TEXT PRIMARY KEY, email TEXT NOT NULL, name TEXT NOT NULL,
+        name_key TEXT NOT NULL, password_hash TEXT, attributes TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+    CREATE TABLE user_groups (
+        name TEXT PRIMARY KEY, description TEXT NOT NULL, created_at TEXT NOT NULL);
+    CREATE TABLE group_members (
+        group_name TEXT NOT NULL REFERENCES user_groups (name) ON DELETE CASCADE,
+        email_key TEXT NOT NULL
+            REFERENCES users (email_key) ON DELETE CASCADE ON UPDATE CASCADE,
+        PRIMARY KEY (group_name, email_key));
+    CREATE INDEX group_members_by_user ON group_members (email_key);
+    CREATE TABLE password_resets (
+        token_hash TEXT PRIMARY KEY,
+        email_key TEXT NOT NULL
+            REFERENCES users (email_key) ON DELETE CASCADE ON UPDATE CASCADE,
+        expires_at REAL NOT NULL, created_at TEXT NOT NULL);
+    """,
 )
 
 
