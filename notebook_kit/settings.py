@@ -142,6 +142,38 @@ SETTINGS: tuple[Setting, ...] = (
         secret=True,
     ),
     Setting("http_timeout", 10.0, "Seconds an action's http call may take.", _positive_float),
+    # -- built-ins: files, presigned links, artifacts ----------------------------------
+    Setting(
+        "files_root",
+        None,
+        "Folder of the actions' file storage; unset is <home>/files, relative is under home.",
+        _optional_text,
+    ),
+    Setting(
+        "max_file_bytes",
+        16_777_216,
+        "Largest file fn.putFile, a presigned upload or an artifact may write.",
+        _positive_int,
+    ),
+    Setting(
+        "public_base_url",
+        None,
+        "Base URL of presigned links; unset uses the scheme and Host of the request.",
+        _optional_text,
+    ),
+    Setting(
+        "presign_secret",
+        None,
+        "Key that signs presigned links; generated on first use. Changing it voids all links.",
+        _optional_text,
+        secret=True,
+    ),
+    Setting(
+        "presign_max_expires",
+        604_800,
+        "Longest lifetime in seconds of a presigned link (longer asks are capped).",
+        _positive_int,
+    ),
 )
 
 
