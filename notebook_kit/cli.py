@@ -391,6 +391,30 @@ def commit(ctx: click.Context, app: str, repo: str, message: str) -> None:
     click.echo(f"committed {app} to {repo} as {sha[:12]}")
 
 
+@cli.command()
+@click.argument("app")
+@click.option("--stage", required=True, type=STAGES)
+@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False), help="File.")
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="Base URL of the runtime; the server URL is BASE/STAGE/APP.",
+)
+@click.pass_context
+def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_url: str) -> None:
+    """Print (or write to --output) the OpenAPI 3.1 document of APP as deployed on a stage."""
+    text = json.dumps(_workspace(ctx).openapi(app, stage, base_url), indent=2) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise NotebookKitError(f"cannot write {output}: {exc.strerror}") from None
+    click.echo(f"wrote the OpenAPI document of {app} on {stage} to {output}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: domain errors and usage mistakes become one line on stderr."""
     try:

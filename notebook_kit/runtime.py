@@ -27,7 +27,8 @@ from sanic.request import Request
 from sanic.response import HTTPResponse
 
 from .actions import ActionRequest, ActionResponse, CompiledAction, render_response
-from .models import Definition, Stage
+from .models import Application, Definition, Stage
+from .openapi import OPENAPI_PREFIX, build_document
 from .routing import RouteTable
 from .workspace import Workspace
 
@@ -69,6 +70,8 @@ class _Stage:
     table: RouteTable[CompiledAction]
     key: bytes
     debug: bool
+    # app ID -> (application, deployment id, served definitions): the OpenAPI source
+    published: dict[str, tuple[Application, int, list[Definition]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +111,15 @@ class Runtime:
             str(s): [] for s in Stage
         }
         in_use: set[tuple[int, str]] = set()
+        published: dict[str, dict[str, tuple[Application, int, list[Definition]]]] = {
+            str(s): {} for s in Stage
+        }
         for stage, app, deployment_id, snapshot in ws.store.live_snapshots():
+            served = published[str(stage)][app] = (
+                Application.from_dict(snapshot["application"]),
+                deployment_id,
+                [],
+            )
             for data in snapshot["definitions"]:
                 definition = Definition.from_dict(data)
                 try:
@@ -120,10 +131,17 @@ class Runtime:
                     continue
                 in_use.add((deployment_id, definition.id))
                 entries[str(stage)].append((app, definition, compiled))
+                served[2].append(definition)
         self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
         keys = ws.store.api_keys()
         stages = {
-            str(s): _Stage(str(s), RouteTable(entries[str(s)]), keys[s].encode(), s is Stage.DEV)
+            str(s): _Stage(
+                str(s),
+                RouteTable(entries[str(s)]),
+                keys[s].encode(),
+                s is Stage.DEV,
+                published[str(s)],
+            )
             for s in Stage
         }
         settings = ws.settings()
@@ -201,9 +219,24 @@ class Runtime:
         )
         return response
 
+    def _openapi(self, request: Request, live: _Live, rest: list[str]) -> HTTPResponse:
+        """``GET /_openapi/{stage}/{app}.json``: the document of what ``live`` serves."""
+        stage = live.stages.get(rest[0]) if len(rest) == 2 else None
+        app = rest[1].removesuffix(".json") if stage is not None else ""
+        if stage is None or not rest[1].endswith(".json") or app not in stage.published:
+            return _runtime_answer(404, "Not Found")
+        if request.method not in ("GET", "HEAD"):
+            return _runtime_answer(405, "Method Not Allowed", {"Allow": "GET, HEAD"})
+        application, deployment_id, definitions = stage.published[app]
+        base_url = f"{request.scheme}://{request.host}"
+        document = build_document(application, stage.name, definitions, base_url, deployment_id)
+        return HTTPResponse(json.dumps(document, indent=2), 200, dict(_CORS), "application/json")
+
     async def _answer(self, request: Request) -> HTTPResponse:
         live = self.live  # one read: this request sees one consistent state
         parts = request.path.split("/")
+        if parts[1] == OPENAPI_PREFIX:
+            return self._openapi(request, live, parts[2:])
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
         if stage is None:
             return _runtime_answer(404, "Not Found")
