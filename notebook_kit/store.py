@@ -15,7 +15,7 @@ import secrets
 import sqlite3
 import string
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,13 @@ MIGRATIONS: tuple[str, ...] = (
         email_key TEXT NOT NULL
             REFERENCES users (email_key) ON DELETE CASCADE ON UPDATE CASCADE,
         expires_at REAL NOT NULL, created_at TEXT NOT NULL);
+    """,
+    """
+    CREATE TABLE action_stats (
+        stage TEXT NOT NULL, app_id TEXT NOT NULL, api_id TEXT NOT NULL,
+        requests INTEGER NOT NULL, errors INTEGER NOT NULL, last_status INTEGER,
+        last_request_at TEXT, last_error TEXT, last_error_at TEXT,
+        PRIMARY KEY (stage, app_id, api_id));
     """,
 )
 
@@ -386,9 +393,31 @@ class Store:
 
     # -- request log -------------------------------------------------------------------
 
-    def append_requests(self, rows: list[tuple[str, str, str, str, int, float]], keep: int) -> None:
-        """Add request-log rows (at, stage, method, path, status, ms); keep the newest."""
+    def append_requests(
+        self,
+        rows: list[tuple[str, str, str, str, int, float]],
+        keep: int,
+        stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
+    ) -> None:
+        """Add request-log rows (at, stage, method, path, status, ms); keep the newest.
+
+        ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
+        last status, last request at, last error or None, last error at or None).
+        """
         with self.transaction():
+            self._conn().executemany(
+                "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
+                "last_status, last_request_at, last_error, last_error_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (stage, app_id, api_id) DO UPDATE SET "
+                "requests = action_stats.requests + excluded.requests, "
+                "errors = action_stats.errors + excluded.errors, "
+                "last_status = excluded.last_status, "
+                "last_request_at = excluded.last_request_at, "
+                "last_error = COALESCE(excluded.last_error, action_stats.last_error), "
+                "last_error_at = COALESCE(excluded.last_error_at, action_stats.last_error_at)",
+                stats,
+            )
             self._conn().executemany(
                 "INSERT INTO request_log (at, stage, method, path, status, duration_ms) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -407,3 +436,18 @@ class Store:
         rows = self._execute(sql + " ORDER BY id")
         columns = ("at", "stage", "method", "path", "status", "duration_ms")
         return [{name: r[name] for name in columns} for r in rows]
+
+    def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """Per (stage, app, api_id): requests, errors, last status / request / error."""
+        rows = self._execute("SELECT * FROM action_stats")
+        return {
+            (r["stage"], r["app_id"], r["api_id"]): {
+                "requests": r["requests"],
+                "errors": r["errors"],
+                "lastStatus": r["last_status"],
+                "lastRequestAt": r["last_request_at"],
+                "lastError": r["last_error"],
+                "lastErrorAt": r["last_error_at"],
+            }
+            for r in rows
+        }
