@@ -91,6 +91,10 @@ class FileStorage(Protocol):
 
     def list(self, path: str = "") -> list[str]: ...
 
+    def check(self, path: str) -> str:
+        """``path`` made clean, or a ValidationError; nothing is read or written."""
+        ...
+
     def delete(self, path: str) -> None: ...
 
 
@@ -224,6 +228,9 @@ class LocalFileStorage:
         meta = self._meta(clean)
         content_type = meta.pop("contentType", None) or default_content_type(clean, b"")
         return FileInfo(clean, content_type, status.st_size, _iso(status.st_mtime), meta)
+
+    def check(self, path: str) -> str:
+        return self._locate(path)[0]
 
     def stat(self, path: str) -> FileInfo:
         return self._info(*self._locate(path))
