@@ -20,7 +20,7 @@ from dulwich import porcelain
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
-from .errors import ConflictError, StoreError
+from .errors import ConflictError, StoreError, ValidationError
 from .models import Application, Definition
 
 __all__ = ["commit_application"]
@@ -55,12 +55,17 @@ def commit_application(
     change nothing.
     """
     if not message.strip():
-        raise ConflictError("a commit needs a message")
+        raise ValidationError("a commit needs a message", field="message")
     root = Path(repo_path)
     try:
         repo = Repo(str(root))
     except NotGitRepository:
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValidationError(
+                f"cannot create the repository {root}: {exc.strerror}", field="repo"
+            ) from None
         repo = porcelain.init(str(root))
     with repo:
         _write_tree(root, app, definitions)

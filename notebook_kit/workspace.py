@@ -17,7 +17,13 @@ from . import exchange, routing, sample
 from .actions import ActionRequest, CompiledAction, Invocation, check_sources, compile_action
 from .actions import invoke as run_invocation
 from .database import Database
-from .errors import ConflictError, NotFoundError, QuotaExceededError, ValidationError
+from .errors import (
+    ConflictError,
+    NotFoundError,
+    QuotaExceededError,
+    StoreError,
+    ValidationError,
+)
 from .functions import Functions
 from .models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from .settings import SETTINGS, default_home, find_setting, parse_value, resolve
@@ -50,8 +56,13 @@ class Workspace:
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
-        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.home, 0o700)
+        try:
+            self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.home, 0o700)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot use {self.home} as the workspace directory: {exc.strerror}"
+            ) from None
         self.store = Store(self.home / "workspace.sqlite3")
         self.database = Database(self.home / "environment.sqlite3")
 
@@ -423,8 +434,12 @@ class Workspace:
         target = Path(path)
         document = json.dumps(self.export(app), indent=2) + "\n"
         partial = target.with_name(target.name + ".partial")
-        partial.write_text(document, encoding="utf-8")
-        partial.replace(target)
+        try:
+            partial.write_text(document, encoding="utf-8")
+            partial.replace(target)
+        except OSError as exc:
+            message = f"cannot write {target}: {exc.strerror}"
+            raise ValidationError(message, field="output") from None
         return target
 
     def import_application(

@@ -10,7 +10,7 @@ import pytest
 from dulwich.patch import write_tree_diff
 from dulwich.repo import Repo
 
-from notebook_kit.errors import ConflictError, NotFoundError
+from notebook_kit.errors import ConflictError, NotFoundError, ValidationError
 from notebook_kit.workspace import Workspace
 
 
@@ -106,7 +106,7 @@ def test_commit_with_empty_message_refused(
     sample_workspace: Workspace, tmp_path: Path, message: str
 ) -> None:
     repo_dir = tmp_path / "repo"
-    with pytest.raises(ConflictError, match="a commit needs a message"):
+    with pytest.raises(ValidationError, match="a commit needs a message"):
         sample_workspace.commit("restapi_sample", repo_dir, message)
     assert not repo_dir.exists()
 
@@ -126,3 +126,12 @@ def test_two_applications_share_one_repository(sample_workspace: Workspace, tmp_
         files = tree_files(repo, sha.encode())
     assert "tools/calculator/action.py" in files
     assert "restapi_sample/employee/action.py" in files  # the other app is untouched
+
+
+def test_commit_refused_when_repository_cannot_be_created(
+    sample_workspace: Workspace, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ValidationError, match="cannot create the repository"):
+        sample_workspace.commit("restapi_sample", blocker / "repo", "x")

@@ -16,6 +16,7 @@ from notebook_kit.errors import (
     NotebookKitError,
     NotFoundError,
     QuotaExceededError,
+    StoreError,
     ValidationError,
 )
 from notebook_kit.models import Constant, Stage
@@ -564,3 +565,18 @@ def test_settings_default_then_stored(workspace: Workspace) -> None:
     assert workspace.setting("max_body_bytes") == 1_048_576
     workspace.set_setting("max_body_bytes", "2048")
     assert workspace.setting("max_body_bytes") == 2048
+
+
+def test_workspace_refused_when_home_is_a_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for home in (blocker, blocker / "sub"):
+        with pytest.raises(StoreError, match="as the workspace directory"):
+            Workspace(home)
+
+
+def test_export_refused_when_output_cannot_be_written(
+    sample_workspace: Workspace, tmp_path: Path
+) -> None:
+    with pytest.raises(ValidationError, match="cannot write"):
+        sample_workspace.export_file("restapi_sample", tmp_path / "missing" / "x.json")
