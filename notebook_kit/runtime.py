@@ -19,7 +19,7 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from sanic import Sanic
 from sanic.exceptions import PayloadTooLarge
@@ -27,9 +27,13 @@ from sanic.request import Request
 from sanic.response import HTTPResponse
 
 from .actions import ActionRequest, ActionResponse, CompiledAction, render_response
+from .errors import ConflictError, NotFoundError, ValidationError
 from .models import Application, Definition, Stage
 from .openapi import OPENAPI_PREFIX, build_document
+from .presign import PREFIX as FILES_PREFIX
+from .presign import check_signature, set_current_request, workspace_secret
 from .routing import RouteTable
+from .storage import LocalFileStorage, default_content_type, resolve_root
 from .workspace import Workspace
 
 __all__ = ["Runtime", "create_app"]
@@ -38,6 +42,17 @@ log = logging.getLogger("notebook_kit.runtime")
 
 _CORS = {"Access-Control-Allow-Origin": "*"}
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
+FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
+# A served file may be HTML someone uploaded: never let it script this origin.
+_FILE_HEADERS = {
+    **_CORS,
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox",
+    "Cache-Control": "private, no-store",
+}
+_FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
+# at, stage, method, path, status, ms, the definition that ran (or None), its error
+_LogEntry = tuple[float, str, str, str, int, float, "Definition | None", "str | None"]
 
 
 class _Response(HTTPResponse):
@@ -89,7 +104,7 @@ class Runtime:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self._compiled: dict[tuple[int, str], CompiledAction] = {}
-        self._pending_log: list[tuple[float, str, str, str, int, float]] = []
+        self._pending_log: list[_LogEntry] = []
         self.live = self._build(workspace.store.generation())
 
     # -- building and swapping the live tables -----------------------------------------
@@ -176,30 +191,36 @@ class Runtime:
             except Exception:
                 log.exception("reloading deployments failed; still serving the previous ones")
 
-    def flush_log(
-        self, pending: list[tuple[float, str, str, str, int, float]] | None = None
-    ) -> None:
-        """Write buffered request-log rows to the store (the buffer itself by default)."""
+    def flush_log(self, pending: list[_LogEntry] | None = None) -> None:
+        """Write buffered request-log rows, and the per-action counters summed from them,
+        to the store (the buffer itself by default)."""
         if pending is None:
             pending, self._pending_log = self._pending_log, []
         if not pending:
             return
         from datetime import UTC, datetime
 
-        rows = [
-            (
+        rows = []
+        stats: dict[tuple[str, str, str], list[Any]] = {}
+        for at, stage, method, path, status, ms, definition, error in pending:
+            stamp = (
                 datetime.fromtimestamp(at, UTC)
                 .isoformat(timespec="milliseconds")
-                .replace("+00:00", "Z"),
-                stage,
-                method,
-                path,
-                status,
-                ms,
+                .replace("+00:00", "Z")
             )
-            for at, stage, method, path, status, ms in pending
-        ]
-        self.workspace.store.append_requests(rows, self.live.request_log_size)
+            rows.append((stamp, stage, method, path, status, ms))
+            if definition is None:
+                continue
+            key = (stage, definition.app, definition.id)
+            entry = stats.setdefault(key, [*key, 0, 0, status, stamp, None, None])
+            entry[3] += 1
+            entry[5:7] = [status, stamp]
+            if error is not None:
+                entry[4] += 1
+                entry[7:9] = [error[:2000], stamp]
+        self.workspace.store.append_requests(
+            rows, self.live.request_log_size, [tuple(e) for e in stats.values()]
+        )
 
     # -- the request path ---------------------------------------------------------------
 
@@ -207,6 +228,7 @@ class Runtime:
         started = time.perf_counter()
         response = await self._answer(request)
         parts = request.path.split("/", 2)
+        ctx = request.ctx.__dict__
         self._pending_log.append(
             (
                 time.time(),
@@ -215,6 +237,8 @@ class Runtime:
                 request.path,
                 response.status,
                 (time.perf_counter() - started) * 1000,
+                ctx.get("action"),
+                ctx.get("error"),
             )
         )
         return response
@@ -232,6 +256,64 @@ class Runtime:
         document = build_document(application, stage.name, definitions, base_url, deployment_id)
         return HTTPResponse(json.dumps(document, indent=2), 200, dict(_CORS), "application/json")
 
+    async def _files(self, request: Request) -> HTTPResponse:
+        """``/_files/{path}?expires=..&signature=..``: a presigned GET or PUT of one file
+        (see presign.py). A bad link gets 403 before anything is read or written."""
+        method = request.method
+        if method == "OPTIONS":
+            allow = {"Access-Control-Allow-Methods": "GET, PUT, OPTIONS"}
+            allow["Access-Control-Allow-Headers"] = "content-type"
+            return HTTPResponse(None, 204, {**_CORS, **allow})
+        if method not in ("GET", "PUT"):
+            return _runtime_answer(405, "Method Not Allowed", {"Allow": "GET, PUT, OPTIONS"})
+        args = request.args
+        link = (method, request.path, args.get("expires"), args.get("signature"))
+        body, content_type = request.body, request.headers.get("content-type")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self._serve_file, *link, body, content_type)
+
+    def _serve_file(
+        self,
+        method: str,
+        raw_path: str,
+        expires: str | None,
+        signature: str | None,
+        body: bytes,
+        content_type: str | None,
+    ) -> HTTPResponse:
+        ws = self.workspace
+        path = unquote(raw_path[len(FILES_PREFIX) :])
+        secret = workspace_secret(ws.store, ws.setting("presign_secret"))
+        reason = check_signature(secret, method, path, expires, signature)
+        if reason is not None:
+            return _runtime_answer(403, f"Forbidden: {reason}")
+        try:
+            storage = LocalFileStorage(resolve_root(ws.home, ws.setting("files_root")))
+            if method == "GET":
+                stored = storage.read(path)
+                headers = dict(_FILE_HEADERS)
+                filename = stored.info.metadata.get("filename")
+                if filename:
+                    headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(filename)}"
+                return HTTPResponse(stored.data, 200, headers, stored.info.content_type)
+            limit = ws.setting("max_file_bytes")
+            if len(body) > limit:
+                return _runtime_answer(413, f"The file is larger than {limit} bytes")
+            try:
+                storage.stat(path)
+                created = False
+            except NotFoundError:
+                created = True
+            info = storage.write(path, body, content_type or default_content_type(path, body))
+        except Exception as exc:
+            status = next((s for kind, s in _FILE_ERRORS if isinstance(exc, kind)), None)
+            if status is None:
+                raise
+            return _runtime_answer(status, str(exc))
+        answer = {"path": info.path, "contentType": info.content_type, "size": info.size}
+        answer["modified"] = info.modified
+        return HTTPResponse(json.dumps(answer), 201 if created else 200, _CORS, "application/json")
+
     async def _answer(self, request: Request) -> HTTPResponse:
         live = self.live  # one read: this request sees one consistent state
         parts = request.path.split("/")
@@ -239,6 +321,8 @@ class Runtime:
             return self._openapi(request, live, parts[2:])
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
         if stage is None:
+            if parts[1] == FILES_SEGMENT:
+                return await self._files(request)
             return _runtime_answer(404, "Not Found")
         segments = [unquote(p) if "%" in p else p for p in parts[2:]]
         if len(segments) > 1 and not segments[-1]:
@@ -255,6 +339,8 @@ class Runtime:
                 given.encode("utf-8", "surrogateescape"), stage.key
             ):
                 return _runtime_answer(403, "Forbidden")
+        request.ctx.action = action.definition  # for the per-action counters (handle)
+        set_current_request(request)  # the base of links fn.getPresignedUrl makes
         req = ActionRequest(
             httpMethod=request.method,
             path=request.path,
@@ -274,7 +360,8 @@ class Runtime:
         except Exception as exc:
             definition = action.definition
             log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
-            extra = {"error": f"{type(exc).__name__}: {exc}"} if stage.debug else {}
+            request.ctx.error = f"{type(exc).__name__}: {exc}"
+            extra = {"error": request.ctx.error} if stage.debug else {}
             return _runtime_answer(500, "Internal server error", **extra)
         return _Response(body, status, headers, content_type)
 
