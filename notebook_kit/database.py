@@ -1,9 +1,15 @@
 """The execution environment's database, reached from actions as ``db``.
 
-A SQLite file in the workspace (``environment.sqlite3``). Parameters are always bound by
-the driver, never formatted into SQL. One connection per thread, opened on first use, in
-autocommit mode: each ``execute`` is its own transaction unless wrapped in
-``db.transaction()``.
+By default a SQLite file in the workspace (``environment.sqlite3``), driven by the
+stdlib's sqlite3 directly (the fast path). With the ``database_url`` setting, any
+SQLAlchemy URL (``postgresql+psycopg://user:pw@host/db``, ``mysql+pymysql://...``)
+through a pooled SQLAlchemy engine (``SqlDatabase``); a ``sqlite:///path`` URL stays on
+the stdlib path. Both offer the same ``query``/``execute``/``executemany``/``transaction``.
+
+Parameters are always bound by the driver, never formatted into SQL. Two styles work on
+every URL: ``?`` with a list (``db.query("... WHERE id = ?", [id])``) and ``:name`` with a
+dict (``db.query("... WHERE id = :id", {"id": id})``). Each ``execute`` is its own
+transaction unless wrapped in ``db.transaction()``. Failures raise ``BuiltinError``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Database"]
+from .errors import BuiltinError
+
+__all__ = ["Database", "open_database"]
 
 Params = Sequence[Any] | dict[str, Any]
 
@@ -37,18 +45,28 @@ class Database:
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
-        cursor = self._connection().execute(sql, params)
-        if cursor.description is None:
-            return []
-        columns = [column[0] for column in cursor.description]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        try:
+            cursor = self._connection().execute(sql, params)
+            if cursor.description is None:
+                return []
+            columns = [column[0] for column in cursor.description]
+            return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        except sqlite3.Error as exc:
+            raise BuiltinError(f"db: {exc}") from exc
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
-        return self._connection().execute(sql, params).rowcount
+        try:
+            return self._connection().execute(sql, params).rowcount
+        except sqlite3.Error as exc:
+            raise BuiltinError(f"db: {exc}") from exc
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
-        return self._connection().executemany(sql, rows).rowcount
+        """Run one statement once per parameter set; returns the total row count."""
+        try:
+            return self._connection().executemany(sql, rows).rowcount
+        except sqlite3.Error as exc:
+            raise BuiltinError(f"db: {exc}") from exc
 
     @contextmanager
     def transaction(self) -> Iterator[Database]:
@@ -70,3 +88,15 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"
+
+
+def open_database(url: str | None, default_path: str | Path) -> Any:
+    """``db`` for the ``database_url`` setting: the stdlib SQLite ``Database`` when unset
+    (``default_path``) or ``sqlite:///<path>``, else a SQLAlchemy ``SqlDatabase``."""
+    if not url:
+        return Database(default_path)
+    if url.startswith("sqlite:///") and "?" not in url and url != "sqlite:///:memory:":
+        return Database(url.removeprefix("sqlite:///"))
+    from .sql_database import SqlDatabase
+
+    return SqlDatabase(url)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import exchange, routing, sample
 from .actions import ActionRequest, CompiledAction, Invocation, check_sources, compile_action
 from .actions import invoke as run_invocation
-from .database import Database
+from .database import open_database
 from .errors import (
     ConflictError,
     NotFoundError,
@@ -64,7 +64,8 @@ class Workspace:
                 f"cannot use {self.home} as the workspace directory: {exc.strerror}"
             ) from None
         self.store = Store(self.home / "workspace.sqlite3")
-        self.database = Database(self.home / "environment.sqlite3")
+        self._database_url = self.setting("database_url")
+        self.database = open_database(self._database_url, self.home / "environment.sqlite3")
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -89,13 +90,21 @@ class Workspace:
 
     # -- the action environment --------------------------------------------------------
 
+    def _current_database(self) -> Any:
+        """``db`` for the ``database_url`` in force (reopened when the setting changed)."""
+        url = self.setting("database_url")
+        if url != self._database_url:
+            self.database = open_database(url, self.home / "environment.sqlite3")
+            self._database_url = url
+        return self.database
+
     def action_env(self) -> dict[str, Any]:
         """The names every action sees besides ``req``, ``res`` and ``const``."""
         from .http_client import HttpClient
 
         return {
             "fn": Functions(self),
-            "db": self.database,
+            "db": self._current_database(),
             "http": HttpClient(lambda: self.setting("http_timeout")),
         }
 
