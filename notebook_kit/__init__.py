@@ -5,6 +5,8 @@
 >>> ws.install_sample()         # restapi_sample, deployed to dev and prod
 """
 
+from typing import Any
+
 from .errors import (
     ActionSyntaxError,
     BuiltinError,
@@ -21,6 +23,21 @@ from .server import BackgroundServer
 from .workspace import Workspace
 
 __version__ = "0.1.0"
+
+
+def studio(ws: Workspace | None = None) -> Any:
+    """The notebook studio (an ipywidgets ``Studio``) over ``ws`` (default ``Workspace()``)."""
+    from .ui import Studio  # ipywidgets only when the studio is asked for
+
+    return Studio(ws if ws is not None else Workspace())
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext notebook_kit``: registers the ``%%notebook_kit`` cell magic."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)
+
 
 __all__ = [
     "ActionSyntaxError",
@@ -40,4 +57,5 @@ __all__ = [
     "ValidationError",
     "Workspace",
     "__version__",
+    "studio",
 ]

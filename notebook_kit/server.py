@@ -23,7 +23,7 @@ from .models import Stage
 from .runtime import create_app
 from .workspace import Workspace
 
-__all__ = ["BackgroundServer", "serve", "serve_in_background"]
+__all__ = ["BackgroundServer", "background_servers", "serve", "serve_in_background"]
 
 log = logging.getLogger("notebook_kit.server")
 
@@ -179,3 +179,10 @@ def serve_in_background(
         server = BackgroundServer(workspace, host, port).start()
         _BACKGROUND[key] = server
     return server
+
+
+def background_servers(workspace: Workspace) -> list[BackgroundServer]:
+    """The running servers ``serve_in_background`` started for ``workspace``."""
+    home = str(workspace.home.resolve())
+    with _BACKGROUND_LOCK:
+        return [s for (h, _, _), s in _BACKGROUND.items() if h == home and s.running]

@@ -45,9 +45,10 @@ Test panel (nk-test)
 
 Deploy panel (nk-deploy)
     nk-deploy-dev, nk-deploy-prod               Buttons
-    nk-deploy-prod-confirm                      "Confirm deploy to prod" (shown after nk-deploy-prod)
+    nk-deploy-prod-confirm  "Confirm deploy to prod" (shown after nk-deploy-prod is clicked)
     nk-undeploy-dev, nk-undeploy-prod           Buttons
-    nk-urls                 endpoint URLs as links (HTML; <a class="nk-url-dev">, <a class="nk-url-prod">)
+    nk-urls                 endpoint URLs as links (HTML with <a class="nk-url-dev"> and
+                            <a class="nk-url-prod">)
     nk-url-text             Text widgets holding each URL (also nk-url-text-dev / -prod)
     nk-copy                 copy-to-clipboard buttons (anywidget)
     nk-curl                 ready-made curl line (Textarea)
@@ -66,7 +67,9 @@ Resources panel (nk-resources)
 Server panel (nk-server)
     nk-server-port          IntText (0 picks a free port)
     nk-server-start, nk-server-stop             Buttons
-    nk-server-url           HTML with the base URL (the base URL callers use)
+    nk-server-url           Text with the base URL the links and "Send to dev" use (set to
+                            the server's URL when it starts; edit it for `notebook-kit serve`)
+    nk-server-state         HTML: "running on http://..." or "stopped"
     nk-key-dev, nk-key-prod HTML, masked unless revealed
     nk-keys-reveal          ToggleButton
     nk-rotate-dev, nk-rotate-prod               Buttons
@@ -74,13 +77,22 @@ Server panel (nk-server)
 
 from __future__ import annotations
 
-__all__ = ["Studio"]
+from .deploy import DeployPanel
+from .form import DefinitionForm
+from .manage import ManagePanel
+from .resources import ResourcesPanel
+from .server_panel import ServerPanel
+from .studio import Studio
+from .table import DefinitionTable
+from .tester import TestPanel
 
-
-def __getattr__(name: str) -> object:
-    # Importing the studio pulls in ipywidgets; keep ``import notebook_kit.ui`` cheap.
-    if name == "Studio":
-        from .studio import Studio
-
-        return Studio
-    raise AttributeError(name)
+__all__ = [
+    "DefinitionForm",
+    "DefinitionTable",
+    "DeployPanel",
+    "ManagePanel",
+    "ResourcesPanel",
+    "ServerPanel",
+    "Studio",
+    "TestPanel",
+]
