@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
+from .cli_settings import settings as settings_group
 from .errors import NotebookKitError
 from .models import METHODS, Constant, Definition, Stage, endpoint_url
 from .workspace import Workspace
@@ -24,7 +25,8 @@ STAGES = click.Choice([str(s) for s in Stage])
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
-    click.echo(f"notebook-kit: {message}", err=True)
+    # One line, always: click's messages (e.g. a missing Choice option) can span lines.
+    click.echo(f"notebook-kit: {' '.join(message.split())}", err=True)
     sys.exit(code)
 
 
@@ -413,6 +415,9 @@ def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_u
     except OSError as exc:
         raise NotebookKitError(f"cannot write {output}: {exc.strerror}") from None
     click.echo(f"wrote the OpenAPI document of {app} on {stage} to {output}")
+
+
+cli.add_command(settings_group)
 
 
 def main(argv: list[str] | None = None) -> None:
