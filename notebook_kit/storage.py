@@ -271,8 +271,12 @@ class LocalFileStorage:
         except BaseException:
             content_tmp.unlink()
             raise
-        os.replace(content_tmp, target)
-        os.replace(meta_tmp, sidecar)
+        try:
+            os.replace(content_tmp, target)
+            os.replace(meta_tmp, sidecar)
+        finally:
+            content_tmp.unlink(missing_ok=True)
+            meta_tmp.unlink(missing_ok=True)
         return self._info(clean, target)
 
     def list(self, path: str = "") -> list[str]:
