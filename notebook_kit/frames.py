@@ -13,7 +13,14 @@ import pandas as pd
 
 from .models import Definition, Deployment
 
-__all__ = ["definitions_frame", "deployments_frame", "request_log_frame", "resources_frame"]
+__all__ = [
+    "definitions_frame",
+    "deployments_frame",
+    "groups_frame",
+    "request_log_frame",
+    "resources_frame",
+    "users_frame",
+]
 
 _DEFINITION_COLUMNS = [
     "app",
@@ -78,4 +85,25 @@ def request_log_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         list(rows), columns=["at", "stage", "method", "path", "status", "duration_ms"]
     )
     frame["at"] = pd.to_datetime(frame["at"], utc=True)
+    return frame
+
+
+def users_frame(users: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per user of the directory; ``groups`` is a list, passwords never appear."""
+    frame = pd.DataFrame(
+        [
+            {k: u[k] for k in ("email", "name", "groups", "hasPassword", "createdAt", "updatedAt")}
+            for u in users
+        ],
+        columns=["email", "name", "groups", "hasPassword", "createdAt", "updatedAt"],
+    )
+    for column in ("createdAt", "updatedAt"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def groups_frame(groups: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per group with its number of users."""
+    frame = pd.DataFrame(list(groups), columns=["name", "description", "userCount", "createdAt"])
+    frame["createdAt"] = pd.to_datetime(frame["createdAt"], utc=True)
     return frame

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .server import BackgroundServer
+    from .users import UserDirectory
 
 __all__ = ["Workspace"]
 
@@ -530,6 +531,21 @@ class Workspace:
         from .frames import resources_frame
 
         return resources_frame(self.resources())
+
+    def users(self) -> UserDirectory:
+        """The execution environment's user directory (what ``fn.getUsers`` and friends
+        use), for managing users from a notebook; it mails reset tokens as ``fn`` does."""
+        return Functions(self)._users("users")
+
+    def users_frame(self) -> pd.DataFrame:
+        from .frames import users_frame
+
+        return users_frame(self.users().all_users())
+
+    def groups_frame(self) -> pd.DataFrame:
+        from .frames import groups_frame
+
+        return groups_frame(self.users().all_groups())
 
     def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
         """The newest ``limit`` (default: all kept) requests any server of this workspace
