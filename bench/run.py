@@ -253,12 +253,14 @@ def check_same_answers(servers: list[Server], key: str) -> None:
         ("POST", CALCULATOR, '{"arg1": 1, "arg2": 2, "operation": "times"}', 400),
         ("GET", EMPLOYEE + "E003", None, 200),
         ("GET", EMPLOYEE + "E999", None, 404),
+        ("GET", EMPLOYEE + "E003", None, 403),  # sent with a wrong key
     ]
     for method, path, body, status in checks:
+        sent = headers if status != 403 else {**headers, "x-api-key": key + "x"}
         answers = []
         for server in servers:
             response = httpx.request(
-                method, server.url + path, content=body, headers=headers, timeout=10.0
+                method, server.url + path, content=body, headers=sent, timeout=10.0
             )
             answers.append(
                 (response.status_code, response.headers.get("content-type"), response.content)
