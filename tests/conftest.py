@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -128,3 +128,31 @@ def server_process(sample_workspace: Workspace) -> Iterator[ServerProcess]:
     server = ServerProcess(sample_workspace.home)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def start_server_process(
+    sample_workspace: Workspace,
+) -> Iterator[Callable[..., ServerProcess]]:
+    """Start ``notebook-kit serve`` processes over ``sample_workspace`` on demand
+    (``start_server_process(workers=2)``); all are stopped at teardown."""
+    started: list[ServerProcess] = []
+
+    def start(workers: int = 1) -> ServerProcess:
+        server = ServerProcess(sample_workspace.home, workers)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def cli(sample_workspace: Workspace) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run_cli`` over ``sample_workspace``'s home; fails the test when the command fails."""
+
+    def call(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli(*args, home=sample_workspace.home, check=True)
+
+    return call
