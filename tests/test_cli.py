@@ -1,0 +1,537 @@
+"""The CLI contract (issue 2, section 8), through the real ``notebook-kit`` process.
+
+Outside tools depend on this: command names, flags, ``--json`` shapes, ``keys`` lines,
+exit codes (0 done, 1 refused, 2 usage) and one-line errors on stderr without traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from dulwich.repo import Repo
+
+from notebook_kit.models import Constant
+from notebook_kit.workspace import Workspace
+
+Result = subprocess.CompletedProcess[str]
+
+ACTION = "res.body = {'id': req.pathParameters['id'], 'rate': str(const.RATE)}\n"
+FUNCTIONS = "def double(x):\n    return 2 * x\n"
+
+
+def dump(home: Path) -> list[str]:
+    with closing(sqlite3.connect(home / "workspace.sqlite3")) as conn:
+        return list(conn.iterdump())
+
+
+def ok(result: Result) -> str:
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    return result.stdout
+
+
+def refused(result: Result, code: int = 1) -> str:
+    """Assert the error contract and return the one stderr line."""
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output, output
+    assert result.returncode == code, output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("notebook-kit: ")
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    folder = tmp_path / "files"
+    folder.mkdir()
+    contents = {
+        "action.py": ACTION,
+        "action2.py": "res.body = 'v2'\n",
+        "functions.py": FUNCTIONS,
+        "bad_action.py": "x = 1\nif x\n    pass\n",
+        "bad_functions.py": "def f(:\n",
+    }
+    for name, text in contents.items():
+        (folder / name).write_text(text)
+    return {name: folder / name for name in contents}
+
+
+@pytest.fixture
+def home(sample_workspace: Workspace) -> Path:
+    """A workspace home with the sample installed (in-process, to save a process)."""
+    sample_workspace.create(
+        "shop",
+        "item",
+        label="Get item",
+        method="GET",
+        resource="items/{id}",
+        action=ACTION,
+        constants=[Constant("RATE", "Decimal", "0.5")],
+    )
+    return sample_workspace.home
+
+
+def nk(home: Path, *args: str) -> Result:
+    return run_cli(*args, home=home)
+
+
+# -- sample and keys -------------------------------------------------------------------
+
+
+def test_sample_installs_and_keys_prints_one_line_per_stage(tmp_path: Path) -> None:
+    home = tmp_path / "fresh"
+    assert "restapi_sample" in ok(nk(home, "sample"))
+    ws = Workspace(home)
+    deployments = ws.deployments()
+    assert ws.resources()["dev"] == {"total": 5, "apps": {"restapi_sample": 4}}
+    out = ok(nk(home, "keys"))
+    keys = ws.keys()
+    assert out == f"dev {keys['dev']}\nprod {keys['prod']}\n"
+    assert re.fullmatch(r"dev [A-Za-z0-9]{40}\nprod [A-Za-z0-9]{40}\n", out)
+    ok(nk(home, "sample"))  # idempotent: no new deployment
+    assert ws.deployments() == deployments
+
+
+def test_keys_rotate_replaces_only_that_stage(home: Path) -> None:
+    before = Workspace(home).keys()
+    out = ok(nk(home, "keys", "--rotate", "dev"))
+    after = Workspace(home).keys()
+    assert out == f"dev {after['dev']}\nprod {after['prod']}\n"
+    assert after["dev"] != before["dev"] and after["prod"] == before["prod"]
+
+
+# -- definitions -----------------------------------------------------------------------
+
+
+def test_create_with_every_flag(home: Path, files: dict[str, Path]) -> None:
+    out = ok(
+        nk(
+            home,
+            "create",
+            "billing",
+            "invoice",
+            "--label",
+            "Invoice",
+            "--method",
+            "post",
+            "--resource",
+            "/invoices/{id}/",
+            "--action-file",
+            str(files["action.py"]),
+            "--content-type",
+            "application/json",
+            "--no-auth",
+            "--functions-file",
+            str(files["functions.py"]),
+            "--const",
+            "RATE:Decimal=0.25",
+            "--const",
+            'CFG:JSON={"a": [1]}',
+        )
+    )
+    assert "billing/invoice" in out
+    d = Workspace(home).get("billing", "invoice")
+    assert (d.label, d.method, d.resource, d.content_type) == (
+        "Invoice",
+        "POST",
+        "invoices/{id}",
+        "application/json",
+    )
+    assert d.requires_auth is False
+    assert d.action == ACTION and d.functions == FUNCTIONS
+    assert [c.to_dict() for c in d.constants] == [
+        {"name": "RATE", "type": "Decimal", "value": "0.25"},
+        {"name": "CFG", "type": "JSON", "value": {"a": [1]}},
+    ]
+
+
+def test_create_requires_auth_by_default_and_with_auth(home: Path, files: dict[str, Path]) -> None:
+    common = ["--method", "GET", "--action-file", str(files["action2.py"])]
+    ok(nk(home, "create", "shop", "a", "--label", "A", "--resource", "a", *common))
+    ok(nk(home, "create", "shop", "b", "--label", "B", "--resource", "b", "--auth", *common))
+    ws = Workspace(home)
+    assert ws.get("shop", "a").requires_auth is True
+    assert ws.get("shop", "b").requires_auth is True
+
+
+def test_edit_with_every_flag_including_new_id(home: Path, files: dict[str, Path]) -> None:
+    ok(
+        nk(
+            home,
+            "edit",
+            "shop",
+            "item",
+            "--new-id",
+            "item_v2",
+            "--label",
+            "Item v2",
+            "--method",
+            "PUT",
+            "--resource",
+            "things/{key}",
+            "--action-file",
+            str(files["action2.py"]),
+            "--content-type",
+            "text/plain",
+            "--no-auth",
+            "--functions-file",
+            str(files["functions.py"]),
+            "--const",
+            "N:Integer=3",
+        )
+    )
+    ws = Workspace(home)
+    assert [d.id for d in ws.definitions("shop")] == ["item_v2"]
+    d = ws.get("shop", "item_v2")
+    assert (d.label, d.method, d.resource, d.content_type, d.requires_auth) == (
+        "Item v2",
+        "PUT",
+        "things/{key}",
+        "text/plain",
+        False,
+    )
+    assert d.action == "res.body = 'v2'\n" and d.functions == FUNCTIONS
+    assert d.constants == (Constant("N", "Integer", 3),)
+
+
+def test_edit_changes_only_what_is_given(home: Path) -> None:
+    before = Workspace(home).get("shop", "item")
+    ok(nk(home, "edit", "shop", "item", "--label", "Renamed"))
+    after = Workspace(home).get("shop", "item")
+    assert after.label == "Renamed"
+    assert after.with_changes(label=before.label).to_dict() | {
+        "updated_at": None
+    } == before.to_dict() | {"updated_at": None}
+
+
+def test_delete_removes_definition(home: Path) -> None:
+    assert "deleted shop/item" in ok(nk(home, "delete", "shop", "item"))
+    assert Workspace(home).definitions("shop") == []
+
+
+def test_copy_to_other_application(home: Path) -> None:
+    ok(nk(home, "copy", "shop", "item", "--to", "backoffice"))
+    ws = Workspace(home)
+    assert ws.get("backoffice", "item").action == ws.get("shop", "item").action
+    before = dump(home)
+    line = refused(nk(home, "copy", "shop", "item", "--to", "backoffice"))
+    assert "already has a definition 'item'" in line
+    assert dump(home) == before
+
+
+def test_list_json_shape(home: Path) -> None:
+    rows = json.loads(ok(nk(home, "list", "--json")))
+    assert isinstance(rows, list) and len(rows) == 5
+    for row in rows:
+        assert {"app", "id", "label", "method", "resource", "content_type", "requires_auth"} <= set(
+            row
+        )
+        assert isinstance(row["requires_auth"], bool)
+    item = next(r for r in rows if r["app"] == "shop")
+    assert item | {"dev": None, "prod": None} == {
+        "app": "shop",
+        "id": "item",
+        "label": "Get item",
+        "method": "GET",
+        "resource": "items/{id}",
+        "content_type": None,
+        "requires_auth": True,
+        "dev": None,
+        "prod": None,
+    }
+
+
+def test_list_filters_by_app_and_label(home: Path) -> None:
+    rows = json.loads(
+        ok(nk(home, "list", "--app", "restapi_sample", "--label", "PREFLIGHT", "--json"))
+    )
+    assert sorted(r["id"] for r in rows) == ["calculator-preflight", "employee-preflight"]
+
+
+def test_list_prints_a_table_for_people(home: Path) -> None:
+    lines = ok(nk(home, "list", "--app", "shop")).splitlines()
+    assert lines[0].split() == ["APP", "ID", "METHOD", "RESOURCE", "LABEL", "REQUIRES_AUTH"]
+    assert lines[1].split()[:4] == ["shop", "item", "GET", "items/{id}"]
+
+
+# -- deploy, undeploy, rollback, deployments, resources --------------------------------
+
+
+def test_deploy_prints_endpoint_urls(home: Path) -> None:
+    out = ok(nk(home, "deploy", "shop", "--stage", "prod"))
+    assert "deployed shop to prod" in out
+    assert "http://127.0.0.1:8000/prod/shop/items/{id}" in out
+    assert "shop" in Workspace(home).live("prod")
+
+
+def test_undeploy_then_rollback_restores(home: Path) -> None:
+    ws = Workspace(home)
+    ok(nk(home, "undeploy", "restapi_sample", "--stage", "dev"))
+    assert "restapi_sample" not in ws.live("dev")
+    out = ok(nk(home, "rollback", "restapi_sample", "--stage", "dev"))
+    assert "now serves deployment" in out
+    assert "restapi_sample" in ws.live("dev")
+
+
+def test_rollback_to_a_deployment(home: Path) -> None:
+    ws = Workspace(home)
+    first = ws.deploy("shop", "dev")
+    ws.edit("shop", "item", label="v2")
+    ws.deploy("shop", "dev")
+    out = ok(nk(home, "rollback", "shop", "--stage", "dev", "--to", str(first.id)))
+    assert f"deployment {first.id}" in out
+    assert [d.label for d in ws.live("dev")["shop"]] == ["Get item"]
+
+
+def test_deployments_json_shape(home: Path) -> None:
+    Workspace(home).deploy("shop", "dev")
+    rows = json.loads(ok(nk(home, "deployments", "--json")))
+    assert [(r["app"], r["stage"], r["active"]) for r in rows] == [
+        ("restapi_sample", "dev", True),
+        ("restapi_sample", "prod", True),
+        ("shop", "dev", True),
+    ]
+    for row in rows:
+        assert {"id", "app", "stage", "deployed_at", "active"} <= set(row)
+        assert isinstance(row["id"], int) and isinstance(row["active"], bool)
+    only = json.loads(ok(nk(home, "deployments", "--app", "shop", "--json")))
+    assert [r["app"] for r in only] == ["shop"]
+
+
+def test_deployments_table_for_people(home: Path) -> None:
+    lines = ok(nk(home, "deployments")).splitlines()
+    assert lines[0].split() == ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE"]
+    assert len(lines) == 3
+
+
+def test_resources_json_exact_shape(home: Path) -> None:
+    data = json.loads(ok(nk(home, "resources", "--json")))
+    expected = {"total": 5, "apps": {"restapi_sample": 4}}
+    assert data == {"dev": expected, "prod": expected}
+
+
+def test_resources_for_people_shows_totals_and_tree(home: Path) -> None:
+    out = ok(nk(home, "resources"))
+    assert "dev: 5 resources" in out and "prod: 5 resources" in out
+    assert "/{id} (GET, OPTIONS)" in out
+
+
+# -- export, import, commit ------------------------------------------------------------
+
+
+def test_export_import_round_trip_and_replace(home: Path, tmp_path: Path) -> None:
+    target = tmp_path / "shop.json"
+    ok(nk(home, "export", "shop", "--output", str(target)))
+    assert json.loads(target.read_text())["format"] == "notebook-kit/1"
+    fresh = tmp_path / "fresh"
+    assert "imported shop" in ok(nk(fresh, "import", str(target)))
+    original, imported = Workspace(home).get("shop", "item"), Workspace(fresh).get("shop", "item")
+    assert imported.action == original.action and imported.constants == original.constants
+    before = dump(fresh)
+    line = refused(nk(fresh, "import", str(target)))
+    assert "already exists" in line and "replace" in line
+    assert dump(fresh) == before
+    Workspace(fresh).edit("shop", "item", label="local change")
+    ok(nk(fresh, "import", str(target), "--replace"))
+    assert Workspace(fresh).get("shop", "item").label == "Get item"
+
+
+def test_commit_writes_repository(home: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    out = ok(nk(home, "commit", "shop", "--repo", str(repo), "--message", "First"))
+    assert "committed shop" in out
+    with Repo(str(repo)) as r:
+        head = r[r.head()]
+        assert head.message == b"First"
+    assert (repo / "shop" / "item" / "action.py").read_text() == ACTION
+    line = refused(nk(home, "commit", "shop", "--repo", str(repo), "--message", "Again"))
+    assert "nothing to commit" in line
+
+
+# -- the workspace location ------------------------------------------------------------
+
+
+def test_home_option_wins_over_environment(home: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    ok(run_cli("--home", str(other), "sample", home=home))
+    assert (other / "workspace.sqlite3").exists()
+    assert Workspace(other).keys() != Workspace(home).keys()
+    out = ok(run_cli("--home", str(other), "keys", home=home))
+    assert Workspace(other).keys()["dev"] in out
+
+
+def test_environment_names_the_workspace(tmp_path: Path) -> None:
+    home = tmp_path / "env_home"
+    ok(run_cli("keys", home=home))  # run_cli sets NOTEBOOK_KIT_HOME
+    assert (home / "workspace.sqlite3").exists()
+
+
+# -- help ------------------------------------------------------------------------------
+
+
+def test_help_lists_every_contract_command(tmp_path: Path) -> None:
+    out = ok(run_cli("--help", home=tmp_path / "h"))
+    for command in [
+        "sample",
+        "keys",
+        "serve",
+        "create",
+        "edit",
+        "delete",
+        "copy",
+        "list",
+        "deploy",
+        "undeploy",
+        "rollback",
+        "deployments",
+        "resources",
+        "export",
+        "import",
+        "commit",
+    ]:
+        assert re.search(rf"^\s+{command}\b", out, re.MULTILINE), command
+
+
+def test_serve_help_shows_its_options(tmp_path: Path) -> None:
+    out = ok(run_cli("serve", "--help", home=tmp_path / "h"))
+    for option in ("--host", "--port", "--workers"):
+        assert option in out
+
+
+# -- refusals: one stderr line, exit 1 (2 for usage), nothing changed -------------------
+
+ERRORS: list[tuple[str, list[str], int, str]] = [
+    (
+        "unknown application",
+        ["deploy", "nope", "--stage", "dev"],
+        1,
+        "no application 'nope'",
+    ),
+    (
+        "bad resource",
+        [
+            "create",
+            "shop",
+            "x",
+            "--label",
+            "X",
+            "--method",
+            "GET",
+            "--resource",
+            "a/{b",
+            "--action-file",
+            "{action2.py}",
+        ],
+        1,
+        "resource segment 2 '{b' has an unclosed brace",
+    ),
+    (
+        "action syntax error",
+        [
+            "create",
+            "shop",
+            "x",
+            "--label",
+            "X",
+            "--method",
+            "GET",
+            "--resource",
+            "x",
+            "--action-file",
+            "{bad_action.py}",
+        ],
+        1,
+        "action line 2",
+    ),
+    (
+        "functions syntax error",
+        ["edit", "shop", "item", "--functions-file", "{bad_functions.py}"],
+        1,
+        "functions line 1",
+    ),
+    (
+        "missing action file",
+        [
+            "create",
+            "shop",
+            "x",
+            "--label",
+            "X",
+            "--method",
+            "GET",
+            "--resource",
+            "x",
+            "--action-file",
+            "{missing.py}",
+        ],
+        1,
+        "cannot read the action file",
+    ),
+    (
+        "bad constant",
+        ["edit", "shop", "item", "--const", "N:Integer=ten"],
+        1,
+        "constant N: 'ten' is not a Integer",
+    ),
+    ("edit unknown", ["edit", "shop", "nope", "--label", "x"], 1, "no definition 'nope'"),
+    ("delete unknown", ["delete", "shop", "nope"], 1, "no definition 'nope'"),
+    ("undeploy not deployed", ["undeploy", "shop", "--stage", "prod"], 1, "not deployed to prod"),
+    (
+        "rollback nothing earlier",
+        ["rollback", "restapi_sample", "--stage", "dev"],
+        1,
+        "no earlier deployment",
+    ),
+    ("commit empty message", ["commit", "shop", "--repo", "{repo}", "--message", " "], 1, "needs"),
+    ("import malformed", ["import", "{malformed.json}"], 1, "invalid JSON"),
+    ("import other type", ["import", "{workflow.json}"], 1, "only applications of type"),
+    (
+        "export to missing folder",
+        ["export", "shop", "--output", "{missing}/x.json"],
+        1,
+        "cannot write",
+    ),
+    ("bad method", ["edit", "shop", "item", "--method", "PATCH"], 2, "'PATCH' is not one of"),
+    ("bad stage", ["deploy", "shop", "--stage", "test"], 2, "'test' is not one of 'dev', 'prod'"),
+    ("missing option", ["deploy", "shop"], 2, "Missing option '--stage'"),
+    ("unknown command", ["publish", "shop"], 2, "No such command 'publish'"),
+    ("rollback to not a number", ["rollback", "shop", "--stage", "dev", "--to", "x"], 2, "'x'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [e[1:] for e in ERRORS],
+    ids=[e[0] for e in ERRORS],
+)
+def test_refusal_is_one_line_with_exit_code_and_changes_nothing(
+    home: Path, files: dict[str, Path], tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    (tmp_path / "files" / "malformed.json").write_text('{"format": "notebook-kit/1", "appl')
+    workflow = Workspace(home).export("shop") | {"application": {"id": "wf", "type": "Workflow"}}
+    (tmp_path / "files" / "workflow.json").write_text(json.dumps(workflow))
+    names = {p.name: str(p) for p in (tmp_path / "files").iterdir()}
+    names |= {"repo": str(tmp_path / "repo"), "missing": str(tmp_path / "missing")}
+    names["missing.py"] = str(tmp_path / "missing.py")
+    argv = [re.sub(r"\{([\w.]+)\}", lambda m: names.get(m[1], m[0]), arg) for arg in args]
+    before = dump(home)
+    line = refused(nk(home, *argv), code)
+    assert message in line
+    assert dump(home) == before
+    assert not (tmp_path / "repo").exists()
+
+
+def test_refusal_when_home_is_a_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    line = refused(run_cli("keys", home=blocker))
+    assert "cannot use" in line and "workspace directory" in line
