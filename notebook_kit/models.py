@@ -238,7 +238,9 @@ class Application:
             raise ValidationError(
                 f"application type must be {APPLICATION_TYPE!r}, not {self.type!r}", field="type"
             )
-        if not self.label:
+        if self.label is not None and not isinstance(self.label, str):
+            raise ValidationError("application label must be text", field="label")
+        if not (self.label or "").strip():
             object.__setattr__(self, "label", self.id)
 
     def to_dict(self) -> dict[str, Any]:

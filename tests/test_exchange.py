@@ -217,6 +217,12 @@ IMPORT_REFUSALS: list[tuple[str, Change, type[Exception], str]] = [
         FormatError,
         "application ID 'no spaces'",
     ),
+    (
+        "application label not text",
+        _set(("application", "label"), 5),
+        FormatError,
+        "application label must be text",
+    ),
     ("definition twice", _duplicate_first, ValidationError, "holds definition"),
 ]
 

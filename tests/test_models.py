@@ -6,6 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notebook_kit.errors import ValidationError
 from notebook_kit.models import (
@@ -334,6 +336,17 @@ def test_application_round_trips_and_defaults_label_to_id() -> None:
     )
 
 
+@pytest.mark.parametrize("label", ["", "  ", None])
+def test_application_label_defaults_to_id_when_blank(label: Any) -> None:
+    assert Application("shop", label).label == "shop"
+
+
+@pytest.mark.parametrize("label", [5, ["x"], True])
+def test_application_label_refused_when_not_text(label: Any) -> None:
+    with pytest.raises(ValidationError, match="application label must be text"):
+        Application("shop", label)
+
+
 def test_application_refused_when_type_not_rest_api() -> None:
     with pytest.raises(ValidationError, match="must be 'REST API', not 'Workflow'"):
         Application("shop", "Shop", "Workflow")
@@ -365,3 +378,29 @@ def test_deployment_to_dict_has_plain_values() -> None:
         "host": "host",
         "active": True,
     }
+
+
+_SEGMENT_CHARS = st.sampled_from(list("ab{}/_-.~ 1é?%"))
+
+
+@given(st.text(_SEGMENT_CHARS, max_size=20))
+def test_resource_rule_either_refuses_cleanly_or_normalises_idempotently(text: str) -> None:
+    try:
+        normalised = normalize_resource(text)
+    except ValidationError as exc:
+        assert exc.field == "resource"
+        return
+    assert normalize_resource(normalised) == normalised
+    assert not normalised.startswith("/") and not normalised.endswith("/")
+    for segment in normalised.split("/"):
+        assert segment
+        assert ("{" in segment) == segment.startswith("{") == segment.endswith("}")
+
+
+@given(st.text(max_size=70))
+def test_id_rule_refuses_only_with_validation_error(text: str) -> None:
+    try:
+        assert validate_id(text) == text
+    except ValidationError:
+        return
+    assert 1 <= len(text) <= 64
