@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
@@ -19,6 +21,14 @@ from notebook_kit.workspace import Workspace
 LIVE_WITHIN = 1.0  # seconds: the issue's promise
 SLACK = 0.3  # polling and a loaded shared machine
 APP = "live"
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+class Served(Protocol):
+    """What the ``server_process`` fixtures hand out (conftest's ServerProcess)."""
+
+    url: str
 
 
 def version_action(version: int) -> str:
@@ -59,11 +69,11 @@ def stays(check: Callable[[], bool], for_seconds: float) -> None:
 
 
 @pytest.fixture
-def live_url(server_process) -> str:  # type: ignore[no-untyped-def]
+def live_url(server_process: Served) -> str:
     return f"{server_process.url}/dev/{APP}/v"
 
 
-def create_live_app(cli: Callable[..., object], tmp_path: Path) -> None:
+def create_live_app(cli: Cli, tmp_path: Path) -> None:
     cli(
         "create",
         APP,
@@ -81,10 +91,10 @@ def create_live_app(cli: Callable[..., object], tmp_path: Path) -> None:
 
 
 def test_deploy_from_cli_is_live_in_server_process_within_a_second(
-    server_process,
-    cli,
+    server_process: Served,
+    cli: Cli,
     live_url: str,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     create_live_app(cli, tmp_path)
     stays(lambda: fetch(live_url) == (404, None), 0.5)  # created, not deployed: not live
@@ -94,10 +104,10 @@ def test_deploy_from_cli_is_live_in_server_process_within_a_second(
 
 
 def test_edit_without_deploy_keeps_old_behaviour_until_redeploy(
-    cli,
+    cli: Cli,
     live_url: str,
     tmp_path: Path,
-    sample_workspace: Workspace,  # type: ignore[no-untyped-def]
+    sample_workspace: Workspace,
 ) -> None:
     create_live_app(cli, tmp_path)
     cli("deploy", APP, "--stage", "dev")
@@ -110,10 +120,10 @@ def test_edit_without_deploy_keeps_old_behaviour_until_redeploy(
 
 
 def test_undeploy_and_rollback_are_live_within_a_second(
-    cli,
+    cli: Cli,
     live_url: str,
     tmp_path: Path,
-    sample_workspace: Workspace,  # type: ignore[no-untyped-def]
+    sample_workspace: Workspace,
 ) -> None:
     create_live_app(cli, tmp_path)
     cli("deploy", APP, "--stage", "dev")
@@ -135,9 +145,9 @@ def test_undeploy_and_rollback_are_live_within_a_second(
 
 
 def test_deploy_reaches_every_worker_within_a_second(
-    start_server_process,
-    cli,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    start_server_process: Callable[..., Served],
+    cli: Cli,
+    tmp_path: Path,
 ) -> None:
     create_live_app(cli, tmp_path)
     cli("deploy", APP, "--stage", "dev")
@@ -173,9 +183,9 @@ def test_deploy_reaches_every_worker_within_a_second(
 
 
 def test_redeploy_under_load_never_fails_a_request(
-    server_process,
+    server_process: Served,
     sample_workspace: Workspace,
-    keys: dict[str, str],  # type: ignore[no-untyped-def]
+    keys: dict[str, str],
 ) -> None:
     """While a client hammers the calculator, the app is redeployed again and again: every
     answer is right, and the served version only moves forward (tables swap whole)."""
