@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from types import SimpleNamespace
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -76,15 +77,16 @@ def test_presigned_url_refuses_other_methods() -> None:
 
 
 def test_base_url_prefers_setting_then_request() -> None:
-    assert presign.base_url("https://api.example.com/") == "https://api.example.com"
-    presign.set_current_request(SimpleNamespace(scheme="http", host="127.0.0.1:8123"))
-    assert presign.base_url(None) == "http://127.0.0.1:8123"
-    assert presign.base_url("https://public") == "https://public"
+    def in_a_request() -> None:  # a context of its own, as each runtime request has
+        assert presign.base_url("https://api.example.com/") == "https://api.example.com"
+        presign.set_current_request(SimpleNamespace(scheme="http", host="127.0.0.1:8123"))
+        assert presign.base_url(None) == "http://127.0.0.1:8123"
+        assert presign.base_url("https://public") == "https://public"
+
+    contextvars.Context().run(in_a_request)
 
 
 def test_base_url_without_request_or_setting_is_refused() -> None:
-    import contextvars
-
     def fresh() -> str:
         return presign.base_url(None)
 
