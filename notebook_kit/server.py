@@ -47,7 +47,10 @@ def serve(
         access_log=False,
         motd=False,
     )
-    Sanic.serve(primary=app, app_loader=loader)
+    if workers == 1:  # one process, like a plain app.run: no manager, no spawned worker
+        Sanic.serve_single(primary=app)
+    else:
+        Sanic.serve(primary=app, app_loader=loader)
 
 
 class BackgroundServer:
@@ -83,7 +86,7 @@ class BackgroundServer:
             return self
         self._ready.clear()
         self._error = None
-        self.app = create_app(self.workspace, name=f"notebook_kit_bg_{id(self)}")
+        self.app = create_app(self.workspace, name=f"notebook_kit_bg_{id(self)}", touchup=False)
         self._thread = threading.Thread(
             target=self._run, daemon=True, name=f"notebook-kit-server-{self.port}"
         )
@@ -91,6 +94,7 @@ class BackgroundServer:
         if not self._ready.wait(timeout):
             raise RuntimeError(f"the server did not start within {timeout} s")
         if self._error is not None:
+            self._thread.join(timeout)  # it is ending: leave no thread behind
             error, self._error = self._error, None
             raise OSError(f"cannot serve on {self.host}:{self.port}: {error}") from error
         return self
