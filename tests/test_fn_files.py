@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -70,14 +71,21 @@ class Api:
         return error
 
 
-@pytest.fixture
-def api(workspace: Workspace) -> Iterator[Api]:
+@contextmanager
+def deployed_api(workspace: Workspace) -> Iterator[Api]:
+    """Deploy the fn-calling action as t/call on dev and serve it."""
     workspace.create("t", "call", label="call", method="POST", resource="call", action=CALL)
     workspace.deploy("t", "dev")
     with BackgroundServer(workspace) as server:
         client = Api(workspace, server)
         yield client
         client.http.close()
+
+
+@pytest.fixture
+def api(workspace: Workspace) -> Iterator[Api]:
+    with deployed_api(workspace) as client:
+        yield client
 
 
 def b64(data: bytes) -> dict[str, str]:
