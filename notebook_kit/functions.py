@@ -121,6 +121,9 @@ class Functions:
     workspace; without it they raise BuiltinError.
     """
 
+    #: What every built-in raises; an action catches it as ``except fn.BuiltinError``.
+    BuiltinError = BuiltinError
+
     def __init__(self, workspace: Workspace | None = None) -> None:
         self._workspace = workspace
         self._files: LocalFileStorage | None = None
