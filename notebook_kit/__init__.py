@@ -5,7 +5,7 @@
 >>> ws.install_sample()         # restapi_sample, deployed to dev and prod
 """
 
-from typing import Any
+import typing
 
 from .errors import (
     ActionSyntaxError,
@@ -25,14 +25,14 @@ from .workspace import Workspace
 __version__ = "0.1.0"
 
 
-def studio(ws: Workspace | None = None) -> Any:
+def studio(ws: Workspace | None = None) -> typing.Any:
     """The notebook studio (an ipywidgets ``Studio``) over ``ws`` (default ``Workspace()``)."""
     from .ui import Studio  # ipywidgets only when the studio is asked for
 
     return Studio(ws if ws is not None else Workspace())
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: typing.Any) -> None:
     """``%load_ext notebook_kit``: registers the ``%%notebook_kit`` cell magic."""
     from .magic import load_ipython_extension as load
 
@@ -57,5 +57,6 @@ __all__ = [
     "ValidationError",
     "Workspace",
     "__version__",
+    "load_ipython_extension",
     "studio",
 ]

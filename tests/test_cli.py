@@ -17,6 +17,7 @@ import pytest
 from conftest import run_cli
 from dulwich.repo import Repo
 
+from notebook_kit.cli import main
 from notebook_kit.models import Constant
 from notebook_kit.workspace import Workspace
 
@@ -535,3 +536,62 @@ def test_refusal_when_home_is_a_file(tmp_path: Path) -> None:
     blocker.write_text("x")
     line = refused(run_cli("keys", home=blocker))
     assert "cannot use" in line and "workspace directory" in line
+
+
+# -- more branches in-process (same entry point, no process start-up cost) -------------
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    captured = capsys.readouterr()
+    code = exited.value.code
+    return (0 if code is None else int(code)), captured.out, captured.err
+
+
+def test_edit_with_empty_content_type_clears_it(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = Workspace(home)
+    ws.edit("shop", "item", content_type="application/json")
+    code, out, _ = run_main(capsys, "--home", str(home), "edit", "shop", "item", "--label", "L")
+    assert code == 0 and "deploy to make it live" in out
+    assert ws.get("shop", "item").content_type == "application/json"
+    code, _, _ = run_main(capsys, "--home", str(home), "edit", "shop", "item", "--content-type", "")
+    assert code == 0
+    assert ws.get("shop", "item").content_type is None
+
+
+def test_list_of_nothing_says_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(capsys, "--home", str(tmp_path / "empty"), "list")
+    assert (code, out, err) == (0, "(none)\n", "")
+    code, out, _ = run_main(capsys, "--home", str(tmp_path / "empty"), "list", "--json")
+    assert (code, json.loads(out)) == (0, [])
+
+
+def test_edit_const_replaces_all_constants(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--home", str(home), "edit", "shop", "item", "--const", "A:Boolean=true"]
+    code, _, _ = run_main(capsys, *args, "--const", "B:String=x y")
+    assert code == 0
+    constants = Workspace(home).get("shop", "item").constants
+    assert constants == (Constant("A", "Boolean", True), Constant("B", "String", "x y"))
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["keys", "--rotate", "staging"], 2, "'staging' is not one of 'dev', 'prod'"),
+        (["create", "shop", "x"], 2, "Missing option '--label'"),
+        (["list", "--app", "nope"], 1, "no application 'nope'"),
+        (["copy", "shop", "item"], 2, "Missing option '--to'"),
+        (["rollback", "shop", "--stage", "dev", "--to", "999"], 1, "no deployment 999"),
+    ],
+)
+def test_refusal_in_process_is_one_line(
+    home: Path, capsys: pytest.CaptureFixture[str], args: list[str], code: int, message: str
+) -> None:
+    before = dump(home)
+    got, out, err = run_main(capsys, "--home", str(home), *args)
+    assert (got, out) == (code, "")
+    assert err.count("\n") == 1 and err.startswith("notebook-kit: ") and message in err
+    assert dump(home) == before
