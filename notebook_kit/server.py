@@ -122,6 +122,7 @@ class BackgroundServer:
             raise
         listener.listen(128)
         self.port = listener.getsockname()[1]
+        threading.current_thread().name = f"notebook-kit-server-{self.port}"
         server: Any = await self.app.create_server(sock=listener, return_asyncio_server=True)
         if server is None:
             raise OSError("address already in use or not available")

@@ -49,7 +49,7 @@ def test_serve_on_free_port_again_stops_previous_server(sample_workspace: Worksp
     try:
         assert not first.running and second.running
         assert background_servers(sample_workspace) == [second]
-        assert len(server_threads()) == 1
+        assert server_threads() == [f"notebook-kit-server-{second.port}"]
     finally:
         second.stop()
     assert background_servers(sample_workspace) == []

@@ -426,3 +426,9 @@ def test_export_document_matches_core_export(studio: Studio, sample_workspace: W
     assert {k: v for k, v in document.items() if k != "exported_at"} == {
         k: v for k, v in expected.items() if k != "exported_at"
     }
+
+
+def test_studio_text_repr_is_stable(studio: Studio) -> None:
+    assert repr(studio) == "<notebook_kit Studio: application 'restapi_sample'>"
+    bundle = studio._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(studio)

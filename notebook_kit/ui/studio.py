@@ -82,6 +82,11 @@ class Studio(widgets.VBox):
         self.app_picker.value = apps[0] if apps else ""
         self._show_app(self.app_picker.value)
 
+    def __repr__(self) -> str:
+        # The text a notebook stores next to the widget: stable (no keys, paths or ports),
+        # so nbval can compare it.
+        return f"<notebook_kit Studio: application {self.app!r}>"
+
     @property
     def app(self) -> str:
         return self.app_picker.value.strip()
