@@ -194,7 +194,11 @@ def build_message(
         if total > MAX_ATTACHMENT_BYTES:
             raise BuiltinError(f"sendMail: attachments exceed {MAX_ATTACHMENT_BYTES} bytes")
         maintype, subtype = content_type.split("/")
-        message.add_attachment(data, maintype=maintype, subtype=subtype, filename=filename)
+        # Bytes go base64-encoded, unchanged; text is labelled UTF-8 so readers decode it.
+        params = {"charset": "utf-8"} if maintype == "text" else None
+        message.add_attachment(
+            data, maintype=maintype, subtype=subtype, filename=filename, params=params
+        )
     recipients = list(dict.fromkeys(a.addr_spec for a in (*to, *cc, *bcc)))
     return message, recipients
 

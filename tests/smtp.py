@@ -70,7 +70,7 @@ def smtp_server() -> Iterator[SmtpServer]:
         )
         if ok:
             server.logins.append(USER)
-        return AuthResult(success=ok)
+        return AuthResult(success=ok, handled=False)
 
     controller = Controller(
         _Handler(server),
