@@ -34,6 +34,7 @@ from .presign import PREFIX as FILES_PREFIX
 from .presign import check_signature, set_current_request, workspace_secret
 from .routing import RouteTable
 from .storage import LocalFileStorage, default_content_type, resolve_root
+from .store import iso_time
 from .workspace import Workspace
 
 __all__ = ["Runtime", "create_app"]
@@ -198,26 +199,23 @@ class Runtime:
             pending, self._pending_log = self._pending_log, []
         if not pending:
             return
-        from datetime import UTC, datetime
-
-        rows = []
+        rows = [entry[:6] for entry in pending]  # at, stage, method, path, status, ms
         stats: dict[tuple[str, str, str], list[Any]] = {}
-        for at, stage, method, path, status, ms, definition, error in pending:
-            stamp = (
-                datetime.fromtimestamp(at, UTC)
-                .isoformat(timespec="milliseconds")
-                .replace("+00:00", "Z")
-            )
-            rows.append((stamp, stage, method, path, status, ms))
+        for at, stage, _, _, status, _, definition, error in pending:
             if definition is None:
                 continue
             key = (stage, definition.app, definition.id)
-            entry = stats.setdefault(key, [*key, 0, 0, status, stamp, None, None])
+            entry = stats.get(key)
+            if entry is None:
+                entry = stats[key] = [*key, 0, 0, status, at, None, None]
             entry[3] += 1
-            entry[5:7] = [status, stamp]
+            entry[5], entry[6] = status, at
             if error is not None:
                 entry[4] += 1
-                entry[7:9] = [error[:2000], stamp]
+                entry[7], entry[8] = error[:2000], at
+        for entry in stats.values():
+            entry[6] = iso_time(entry[6])
+            entry[8] = entry[8] and iso_time(entry[8])
         self.workspace.store.append_requests(
             rows, self.live.request_log_size, [tuple(e) for e in stats.values()]
         )
@@ -226,19 +224,29 @@ class Runtime:
 
     async def handle(self, request: Request, **_: Any) -> HTTPResponse:
         started = time.perf_counter()
-        response = await self._answer(request)
-        parts = request.path.split("/", 2)
-        ctx = request.ctx.__dict__
+        live = self.live  # one read: this request sees one consistent state
+        path = request.path
+        parts = path.split("/")
+        stage = live.stages.get(parts[1]) if len(parts) > 2 else None
+        definition = error = None
+        if stage is not None:
+            response, definition, error = await self._dispatch(request, stage, parts)
+        elif parts[1] == OPENAPI_PREFIX:
+            response = self._openapi(request, live, parts[2:])
+        elif parts[1] == FILES_SEGMENT:
+            response = await self._files(request)
+        else:
+            response = _runtime_answer(404, "Not Found")
         self._pending_log.append(
             (
                 time.time(),
-                parts[1] if len(parts) > 1 else "",
+                parts[1],
                 request.method,
-                request.path,
+                path,
                 response.status,
                 (time.perf_counter() - started) * 1000,
-                ctx.get("action"),
-                ctx.get("error"),
+                definition,
+                error,
             )
         )
         return response
@@ -314,32 +322,28 @@ class Runtime:
         answer["modified"] = info.modified
         return HTTPResponse(json.dumps(answer), 201 if created else 200, _CORS, "application/json")
 
-    async def _answer(self, request: Request) -> HTTPResponse:
-        live = self.live  # one read: this request sees one consistent state
-        parts = request.path.split("/")
-        if parts[1] == OPENAPI_PREFIX:
-            return self._openapi(request, live, parts[2:])
-        stage = live.stages.get(parts[1]) if len(parts) > 2 else None
-        if stage is None:
-            if parts[1] == FILES_SEGMENT:
-                return await self._files(request)
-            return _runtime_answer(404, "Not Found")
+    async def _dispatch(
+        self, request: Request, stage: _Stage, parts: list[str]
+    ) -> tuple[HTTPResponse, Definition | None, str | None]:
+        """Route within a stage, check the key, run the action. Returns the response, the
+        definition that ran (if one did) and its error (if it raised)."""
         segments = [unquote(p) if "%" in p else p for p in parts[2:]]
         if len(segments) > 1 and not segments[-1]:
             segments.pop()  # tolerate one trailing slash
         match = stage.table.match(request.method, segments)
         if match is None:
-            return _runtime_answer(404, "Not Found")
+            return _runtime_answer(404, "Not Found"), None, None
         action = match.endpoint
         if action is None:
-            return _runtime_answer(405, "Method Not Allowed", {"Allow": ", ".join(match.allowed)})
-        if action.definition.requires_auth:
+            allow = {"Allow": ", ".join(match.allowed)}
+            return _runtime_answer(405, "Method Not Allowed", allow), None, None
+        definition = action.definition
+        if definition.requires_auth:
             given = request.headers.get("x-api-key")
             if given is None or not hmac.compare_digest(
                 given.encode("utf-8", "surrogateescape"), stage.key
             ):
-                return _runtime_answer(403, "Forbidden")
-        request.ctx.action = action.definition  # for the per-action counters (handle)
+                return _runtime_answer(403, "Forbidden"), None, None
         set_current_request(request)  # the base of links fn.getPresignedUrl makes
         req = ActionRequest(
             httpMethod=request.method,
@@ -358,16 +362,22 @@ class Runtime:
                 action.run(req, res)
             status, headers, body, content_type = render_response(res)
         except Exception as exc:
-            definition = action.definition
             log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
-            request.ctx.error = f"{type(exc).__name__}: {exc}"
-            extra = {"error": request.ctx.error} if stage.debug else {}
-            return _runtime_answer(500, "Internal server error", **extra)
-        return _Response(body, status, headers, content_type)
+            error = f"{type(exc).__name__}: {exc}"
+            extra = {"error": error} if stage.debug else {}
+            return _runtime_answer(500, "Internal server error", **extra), definition, error
+        return _Response(body, status, headers, content_type), definition, None
 
 
-def create_app(workspace: Workspace | str | None = None, name: str = "notebook_kit") -> Sanic:
-    """The Sanic application serving ``workspace``'s deployments (a Workspace or its home)."""
+def create_app(
+    workspace: Workspace | str | None = None, name: str = "notebook_kit", *, touchup: bool = True
+) -> Sanic:
+    """The Sanic application serving ``workspace``'s deployments (a Workspace or its home).
+
+    ``touchup`` keeps Sanic's TouchUp, which strips per-request signal dispatch (about 30 µs
+    of CPU a request). Turn it off only where several Sanic apps share one process (a
+    notebook kernel, a test run): TouchUp breaks the second app there.
+    """
     if not isinstance(workspace, Workspace):
         workspace = Workspace(workspace)
     runtime = Runtime(workspace)
@@ -375,7 +385,7 @@ def create_app(workspace: Workspace | str | None = None, name: str = "notebook_k
     app = Sanic(name, configure_logging=False)
     app.config.MOTD = False
     app.config.ACCESS_LOG = False
-    app.config.TOUCHUP = False  # a second app in one process breaks TouchUp
+    app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
     app.ctx.runtime = runtime
     app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")

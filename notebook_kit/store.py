@@ -15,6 +15,7 @@ import secrets
 import sqlite3
 import string
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 from .errors import StoreError
 from .models import Application, Definition, Deployment, Stage, now
 
-__all__ = ["Store", "new_api_key"]
+__all__ = ["Store", "iso_time", "new_api_key"]
 
 _KEY_ALPHABET = string.ascii_letters + string.digits
 
@@ -85,7 +86,21 @@ MIGRATIONS: tuple[str, ...] = (
         last_request_at TEXT, last_error TEXT, last_error_at TEXT,
         PRIMARY KEY (stage, app_id, api_id));
     """,
+    # The request log is written in batches, one row a flush, so a busy server spends
+    # microseconds a request on it instead of one INSERT each.
+    """
+    DROP TABLE request_log;
+    CREATE TABLE request_log_batches (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, entries INTEGER NOT NULL, rows TEXT NOT NULL);
+    """,
 )
+
+
+def iso_time(epoch: float) -> str:
+    """Seconds since the epoch as the store's ISO 8601 UTC text, to the millisecond."""
+    whole = int(epoch)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    return f"{stamp}.{int((epoch - whole) * 1000):03d}Z"
 
 
 def new_api_key() -> str:
@@ -399,7 +414,9 @@ class Store:
         keep: int,
         stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
     ) -> None:
-        """Add request-log rows (at, stage, method, path, status, ms); keep the newest.
+        """Add request-log rows (at, stage, method, path, status, ms); keep the newest ``keep``.
+
+        ``at`` is seconds since the epoch (or ISO text).
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None).
@@ -418,24 +435,35 @@ class Store:
                 "last_error_at = COALESCE(excluded.last_error_at, action_stats.last_error_at)",
                 stats,
             )
-            self._conn().executemany(
-                "INSERT INTO request_log (at, stage, method, path, status, duration_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            rows = rows[-keep:] if keep > 0 else []
             self._write(
-                "DELETE FROM request_log WHERE id <= "
-                "(SELECT COALESCE(MAX(id), 0) FROM request_log) - ?",
+                "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
+                (len(rows), json.dumps(rows)),
+            )
+            # Drop the batches that hold only entries older than the newest ``keep``.
+            self._write(
+                "DELETE FROM request_log_batches WHERE id < (SELECT COALESCE(MAX(id), 0) FROM "
+                "(SELECT id, SUM(entries) OVER (ORDER BY id DESC) AS newer "
+                "FROM request_log_batches) AS counted WHERE newer >= ?)",
                 (keep,),
             )
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT id, at, stage, method, path, status, duration_ms FROM request_log"
+        """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
+        entries: list[list[Any]] = []
+        batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
+        for (text,) in batches:
+            entries[:0] = json.loads(text)
+            if limit is not None and len(entries) >= limit:
+                break
         if limit is not None:
-            sql = f"SELECT * FROM ({sql} ORDER BY id DESC LIMIT {int(limit)})"
-        rows = self._execute(sql + " ORDER BY id")
+            entries = entries[-limit:] if limit > 0 else []
         columns = ("at", "stage", "method", "path", "status", "duration_ms")
-        return [{name: r[name] for name in columns} for r in rows]
+        rows = [dict(zip(columns, entry, strict=True)) for entry in entries]
+        for row in rows:
+            if isinstance(row["at"], float):
+                row["at"] = iso_time(row["at"])
+        return rows
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""

@@ -552,7 +552,10 @@ class Workspace:
         answered: time, stage, method, path, status, duration in ms."""
         from .frames import request_log_frame
 
-        return request_log_frame(self.store.request_log(limit))
+        keep = self.setting("request_log_size")
+        return request_log_frame(
+            self.store.request_log(keep if limit is None else min(limit, keep))
+        )
 
     # -- serving from a notebook -------------------------------------------------------
 
