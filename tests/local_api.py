@@ -27,6 +27,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: bytes
+    peer: int = 0  # the client's port: one per connection
 
 
 @dataclass
@@ -66,7 +67,9 @@ def _handler(api: LocalApi) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length)
             path = urlsplit(self.path).path
             with api.lock:
-                api.seen.append(Seen(self.command, path, dict(self.headers), body))
+                api.seen.append(
+                    Seen(self.command, path, dict(self.headers), body, self.client_address[1])
+                )
             form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
             if path == "/token":
                 if not self._client_ok():
