@@ -64,7 +64,6 @@ class ActionRequest:
 
     def __init__(
         self,
-        *,
         httpMethod: str,
         path: str,
         stage: str,
@@ -126,32 +125,42 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"res.body holds a {type(value).__name__}, which JSON cannot carry")
 
 
-def render_response(res: ActionResponse) -> tuple[int, dict[str, str], bytes, str | None]:
+def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, str | None]:
     """``res`` as wire parts: status, headers (without Content-Type), body, content type.
 
     str is sent as UTF-8, bytes as they are, dict and list as JSON (``application/json``
-    unless the action chose a content type). Anything else is the action's mistake.
+    unless the action chose a content type). Anything else is the action's mistake. This
+    runs on every request, so the common cases are tested first and nothing is copied
+    that need not be (``res`` is spent afterwards: its headers are handed over).
     """
     status = res.statusCode
-    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+    if status.__class__ is not int or not 100 <= status <= 599:  # bool is not int here
         raise TypeError(f"res.statusCode must be a whole number 100-599, not {status!r}")
-    headers: dict[str, str] = {}
-    content_type: str | None = None
-    for name, value in res.headers.items():
-        if name.lower() == "content-type":
-            content_type = str(value)
-        else:
-            headers[name] = str(value)
+    headers = res.headers
+    if headers.__class__ is not CIMultiDict:  # the action assigned a mapping of its own
+        try:
+            headers = CIMultiDict(headers)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"res.headers must be a mapping of names to values, not {type(headers).__name__}"
+            ) from None
+    chosen = headers.popall("Content-Type", None)
+    content_type = None if chosen is None else str(chosen[-1])
     body = res.body
-    if body is None:
+    kind = body.__class__
+    if kind is str:
+        data = body.encode()
+    elif body is None:
         data = b""
+    elif kind is bytes:
+        data = body
+    elif isinstance(body, (dict, list)):
+        data = json.dumps(body, default=_json_default).encode()
+        content_type = content_type or "application/json"
     elif isinstance(body, str):
         data = body.encode()
     elif isinstance(body, (bytes, bytearray, memoryview)):
         data = bytes(body)
-    elif isinstance(body, (dict, list)):
-        data = json.dumps(body, default=_json_default).encode()
-        content_type = content_type or "application/json"
     else:
         raise TypeError(f"res.body must be str, bytes, dict or list, not {type(body).__name__}")
     return status, headers, data, content_type
@@ -313,7 +322,8 @@ def invoke(action: CompiledAction, req: ActionRequest) -> Invocation:
     try:
         with contextlib.redirect_stdout(printed):
             _call(action, req, res)
-        status, headers, body, content_type = render_response(res)
+        status, wire_headers, body, content_type = render_response(res)
+        headers = {name: str(value) for name, value in wire_headers.items()}
     except Exception as exc:
         error = "".join(traceback.format_exception(exc))
         status, headers, content_type = 500, {}, "application/json"

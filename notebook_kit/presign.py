@@ -55,9 +55,9 @@ class _Origin(Protocol):
 _current_request: ContextVar[_Origin | None] = ContextVar("notebook_kit_request", default=None)
 
 
-def set_current_request(request: _Origin) -> None:
-    """Called by the runtime before an action runs, so links point at the server asked."""
-    _current_request.set(request)
+# Called by the runtime before an action runs, so links point at the server asked. (The
+# ContextVar's own method: one C call on the request path.)
+set_current_request = _current_request.set
 
 
 def base_url(public_base_url: str | None) -> str:

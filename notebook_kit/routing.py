@@ -8,8 +8,7 @@ per path segment: its cost depends on the path's depth, not on how many definiti
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from .errors import ConflictError
 from .models import Definition, param_name
@@ -35,9 +34,10 @@ class _Node(Generic[E]):
         self.methods: dict[str, E] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class Match(Generic[E]):
-    """What a path resolved to: an endpoint and its parameters, or the methods it allows."""
+class Match(NamedTuple, Generic[E]):
+    """What a path resolved to: an endpoint and its parameters, or the methods it allows.
+
+    A NamedTuple: one is made per request, and a tuple is the cheapest record to make."""
 
     endpoint: E | None
     params: dict[str, str]

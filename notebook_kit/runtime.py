@@ -346,13 +346,13 @@ class Runtime:
                 return _runtime_answer(403, "Forbidden"), None, None
         set_current_request(request)  # the base of links fn.getPresignedUrl makes
         req = ActionRequest(
-            httpMethod=request.method,
-            path=request.path,
-            stage=stage.name,
-            headers=request.headers,
-            pathParameters=match.params,
-            query_string=request.query_string,
-            body=request.body,
+            request.method,
+            request.path,
+            stage.name,
+            request.headers,
+            match.params,
+            request.query_string,
+            request.body,
         )
         res = ActionResponse(action.content_type)
         try:
@@ -366,7 +366,8 @@ class Runtime:
             error = f"{type(exc).__name__}: {exc}"
             extra = {"error": error} if stage.debug else {}
             return _runtime_answer(500, "Internal server error", **extra), definition, error
-        return _Response(body, status, headers, content_type), definition, None
+        response_class = HTTPResponse if content_type is not None else _Response
+        return response_class(body, status, headers, content_type), definition, None
 
 
 def create_app(
