@@ -252,15 +252,20 @@ class Functions:
     def csvToObject(self, csv_text: str) -> list[dict[str, Any]]:
         """Parse CSV text into a list of dicts; the header row gives the keys.
 
-        Quoted fields, embedded newlines and a leading byte-order mark are handled. A row
-        shorter than the header gets ``None`` for the missing fields.
+        Quoted fields, embedded newlines and a leading byte-order mark are handled; bytes
+        must be UTF-8. A row shorter than the header gets ``None`` for the missing fields;
+        a longer one keeps the extra values as a list under the key ``"_extra"``.
         """
         if isinstance(csv_text, bytes):
-            csv_text = csv_text.decode("utf-8-sig")
+            try:
+                csv_text = csv_text.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise BuiltinError(f"csvToObject: the bytes are not UTF-8 ({exc})") from None
         if not isinstance(csv_text, str):
             raise BuiltinError(f"csvToObject needs CSV text, not {type(csv_text).__name__}")
         try:
-            reader = csv.DictReader(io.StringIO(csv_text.removeprefix("\ufeff"), newline=""))
+            text = io.StringIO(csv_text.removeprefix("\ufeff"), newline="")
+            reader = csv.DictReader(text, restkey="_extra")
             return [dict(row) for row in reader]
         except csv.Error as exc:
             raise BuiltinError(f"csvToObject: the CSV is malformed ({exc})") from None
