@@ -125,6 +125,10 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"res.body holds a {type(value).__name__}, which JSON cannot carry")
 
 
+# One encoder for every response: json.dumps with ``default=`` would build a new one per call.
+_JSON = json.JSONEncoder(default=_json_default)
+
+
 def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, str | None]:
     """``res`` as wire parts: status, headers (without Content-Type), body, content type.
 
@@ -155,7 +159,7 @@ def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, 
     elif kind is bytes:
         data = body
     elif isinstance(body, (dict, list)):
-        data = json.dumps(body, default=_json_default).encode()
+        data = _JSON.encode(body).encode()
         content_type = content_type or "application/json"
     elif isinstance(body, str):
         data = body.encode()

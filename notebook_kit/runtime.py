@@ -17,6 +17,7 @@ import hmac
 import json
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -200,25 +201,31 @@ class Runtime:
         if not pending:
             return
         rows = [entry[:6] for entry in pending]  # at, stage, method, path, status, ms
-        stats: dict[tuple[str, str, str], list[Any]] = {}
-        for at, stage, _, _, status, _, definition, error in pending:
-            if definition is None:
-                continue
-            key = (stage, definition.app, definition.id)
-            entry = stats.get(key)
-            if entry is None:
-                entry = stats[key] = [*key, 0, 0, status, at, None, None]
-            entry[3] += 1
-            entry[5], entry[6] = status, at
-            if error is not None:
-                entry[4] += 1
-                entry[7], entry[8] = error[:2000], at
-        for entry in stats.values():
-            entry[6] = iso_time(entry[6])
-            entry[8] = entry[8] and iso_time(entry[8])
-        self.workspace.store.append_requests(
-            rows, self.live.request_log_size, [tuple(e) for e in stats.values()]
-        )
+        # Per-action counters. Comprehensions, not a loop: this runs over every request.
+        # Definitions are keyed by identity (hashing a frozen dataclass hashes its source).
+        ran = [e for e in pending if e[6] is not None]
+        counts = Counter([(e[1], id(e[6])) for e in ran])
+        last = {(e[1], id(e[6])): e for e in ran}
+        failed = [e for e in ran if e[7] is not None]
+        error_counts = Counter([(e[1], id(e[6])) for e in failed])
+        last_error = {(e[1], id(e[6])): e for e in failed}
+        stats = []
+        for key, entry in last.items():
+            definition, error = entry[6], last_error.get(key)
+            stats.append(
+                (
+                    entry[1],
+                    definition.app,
+                    definition.id,
+                    counts[key],
+                    error_counts[key],
+                    entry[4],
+                    iso_time(entry[0]),
+                    error[7][:2000] if error else None,
+                    iso_time(error[0]) if error else None,
+                )
+            )
+        self.workspace.store.append_requests(rows, self.live.request_log_size, stats)
 
     # -- the request path ---------------------------------------------------------------
 
