@@ -47,10 +47,11 @@ class Database:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
         try:
             cursor = self._connection().execute(sql, params)
-            if cursor.description is None:
+            rows = cursor.fetchall()  # [] for a statement that returns no rows
+            if not rows:
                 return []
             columns = [column[0] for column in cursor.description]
-            return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+            return [dict(zip(columns, row, strict=True)) for row in rows]
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 

@@ -74,6 +74,13 @@ class _Response(HTTPResponse):
         return super().processed_headers
 
 
+def _has_key(request: Request, key: bytes) -> bool:
+    """Whether the request's x-api-key (header name in any case) is ``key``, compared in
+    constant time."""
+    given = request.headers.get("x-api-key")
+    return given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"), key)
+
+
 def _runtime_answer(
     status: int, message: str, headers: dict[str, str] | None = None, **extra: str
 ) -> HTTPResponse:
@@ -230,20 +237,53 @@ class Runtime:
     # -- the request path ---------------------------------------------------------------
 
     async def handle(self, request: Request, **_: Any) -> HTTPResponse:
+        """Every request. The deployed-API path is written out here, in one function,
+        because it runs for every call: it adds as little as it can to Sanic's own work."""
         started = time.perf_counter()
         live = self.live  # one read: this request sees one consistent state
         path = request.path
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
         definition = error = None
-        if stage is not None:
-            response, definition, error = await self._dispatch(request, stage, parts)
-        elif parts[1] == OPENAPI_PREFIX:
-            response = self._openapi(request, live, parts[2:])
-        elif parts[1] == FILES_SEGMENT:
-            response = await self._files(request)
+        if stage is None:
+            response = await self._reserved(request, live, parts)
         else:
-            response = _runtime_answer(404, "Not Found")
+            segments = [unquote(p) if "%" in p else p for p in parts[2:]]
+            if len(segments) > 1 and not segments[-1]:
+                segments.pop()  # tolerate one trailing slash
+            method = request.method
+            match = stage.table.match(method, segments)
+            if match is None:
+                response = _runtime_answer(404, "Not Found")
+            elif (action := match.endpoint) is None:
+                allow = {"Allow": ", ".join(match.allowed)}
+                response = _runtime_answer(405, "Method Not Allowed", allow)
+            elif action.definition.requires_auth and not _has_key(request, stage.key):
+                response = _runtime_answer(403, "Forbidden")
+            else:
+                definition = action.definition
+                set_current_request(request)  # the base of links fn.getPresignedUrl makes
+                req = ActionRequest(
+                    method,
+                    path,
+                    stage.name,
+                    request.headers,
+                    match.params,
+                    request.query_string,
+                    request.body,
+                )
+                res = ActionResponse(action.content_type)
+                try:
+                    if action.is_async:
+                        await action.run(req, res)
+                    else:
+                        action.run(req, res)
+                    status, headers, body, content_type = render_response(res)
+                except Exception as exc:
+                    response, error = self._action_failed(definition, stage, exc)
+                else:
+                    response_class = _Response if content_type is None else HTTPResponse
+                    response = response_class(body, status, headers, content_type)
         self._pending_log.append(
             (
                 time.time(),
@@ -257,6 +297,24 @@ class Runtime:
             )
         )
         return response
+
+    @staticmethod
+    def _action_failed(
+        definition: Definition, stage: _Stage, exc: Exception
+    ) -> tuple[HTTPResponse, str]:
+        """The 500 for an action that raised; the error text goes to dev callers only."""
+        log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
+        error = f"{type(exc).__name__}: {exc}"
+        extra = {"error": error} if stage.debug else {}
+        return _runtime_answer(500, "Internal server error", **extra), error
+
+    async def _reserved(self, request: Request, live: _Live, parts: list[str]) -> HTTPResponse:
+        """Paths outside the stages: the OpenAPI documents, presigned files, else 404."""
+        if parts[1] == OPENAPI_PREFIX:
+            return self._openapi(request, live, parts[2:])
+        if parts[1] == FILES_SEGMENT:
+            return await self._files(request)
+        return _runtime_answer(404, "Not Found")
 
     def _openapi(self, request: Request, live: _Live, rest: list[str]) -> HTTPResponse:
         """``GET /_openapi/{stage}/{app}.json``: the document of what ``live`` serves."""
@@ -328,53 +386,6 @@ class Runtime:
         answer = {"path": info.path, "contentType": info.content_type, "size": info.size}
         answer["modified"] = info.modified
         return HTTPResponse(json.dumps(answer), 201 if created else 200, _CORS, "application/json")
-
-    async def _dispatch(
-        self, request: Request, stage: _Stage, parts: list[str]
-    ) -> tuple[HTTPResponse, Definition | None, str | None]:
-        """Route within a stage, check the key, run the action. Returns the response, the
-        definition that ran (if one did) and its error (if it raised)."""
-        segments = [unquote(p) if "%" in p else p for p in parts[2:]]
-        if len(segments) > 1 and not segments[-1]:
-            segments.pop()  # tolerate one trailing slash
-        match = stage.table.match(request.method, segments)
-        if match is None:
-            return _runtime_answer(404, "Not Found"), None, None
-        action = match.endpoint
-        if action is None:
-            allow = {"Allow": ", ".join(match.allowed)}
-            return _runtime_answer(405, "Method Not Allowed", allow), None, None
-        definition = action.definition
-        if definition.requires_auth:
-            given = request.headers.get("x-api-key")
-            if given is None or not hmac.compare_digest(
-                given.encode("utf-8", "surrogateescape"), stage.key
-            ):
-                return _runtime_answer(403, "Forbidden"), None, None
-        set_current_request(request)  # the base of links fn.getPresignedUrl makes
-        req = ActionRequest(
-            request.method,
-            request.path,
-            stage.name,
-            request.headers,
-            match.params,
-            request.query_string,
-            request.body,
-        )
-        res = ActionResponse(action.content_type)
-        try:
-            if action.is_async:
-                await action.run(req, res)
-            else:
-                action.run(req, res)
-            status, headers, body, content_type = render_response(res)
-        except Exception as exc:
-            log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
-            error = f"{type(exc).__name__}: {exc}"
-            extra = {"error": error} if stage.debug else {}
-            return _runtime_answer(500, "Internal server error", **extra), definition, error
-        response_class = HTTPResponse if content_type is not None else _Response
-        return response_class(body, status, headers, content_type), definition, None
 
 
 def create_app(

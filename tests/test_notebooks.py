@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ["01-quickstart.ipynb", "02-build-an-api.ipynb", "03-teaching-tour.ipynb"]
+NAMES = [
+    "01-quickstart.ipynb",
+    "02-build-an-api.ipynb",
+    "03-teaching-tour.ipynb",
+    "04-built-ins.ipynb",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
