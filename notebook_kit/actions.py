@@ -239,9 +239,11 @@ class CompiledAction:
     run: Callable[[ActionRequest, ActionResponse], Any]
     is_async: bool
     content_type: str | None = field(init=False)
+    ident: tuple[str, str] = field(init=False)  # (app, API ID): a cheap key for counters
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "content_type", self.definition.content_type)
+        object.__setattr__(self, "ident", (self.definition.app, self.definition.id))
 
 
 def compile_action(definition: Definition, env: Mapping[str, Any]) -> CompiledAction:

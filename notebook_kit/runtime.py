@@ -18,7 +18,8 @@ import json
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -33,7 +34,7 @@ from .models import Application, Definition, Stage
 from .openapi import OPENAPI_PREFIX, build_document
 from .presign import PREFIX as FILES_PREFIX
 from .presign import check_signature, set_current_request, workspace_secret
-from .routing import RouteTable
+from .routing import Match, RouteTable
 from .storage import LocalFileStorage, default_content_type, resolve_root
 from .store import iso_time
 from .workspace import Workspace
@@ -43,6 +44,13 @@ __all__ = ["Runtime", "create_app"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _CORS = {"Access-Control-Allow-Origin": "*"}
+_UNSEEN = object()
+# Request-log entries: (perf_counter time, stage, method, path, status, ms, ident, error)
+_log_row = itemgetter(0, 1, 2, 3, 4, 5)
+_counter_key = itemgetter(1, 6)  # (stage, (app, API ID))
+_ran_action = itemgetter(6)
+_failed = itemgetter(7)
+_MATCHES_KEPT = 4096
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 # A served file may be HTML someone uploaded: never let it script this origin.
@@ -53,8 +61,8 @@ _FILE_HEADERS = {
     "Cache-Control": "private, no-store",
 }
 _FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
-# at, stage, method, path, status, ms, the definition that ran (or None), its error
-_LogEntry = tuple[float, str, str, str, int, float, "Definition | None", "str | None"]
+# perf_counter time, stage, method, path, status, ms, (app, API ID) that ran or None, error
+_LogEntry = tuple[float, str, str, str, int, float, "tuple[str, str] | None", "str | None"]
 
 
 class _Response(HTTPResponse):
@@ -96,6 +104,20 @@ class _Stage:
     debug: bool
     # app ID -> (application, deployment id, served definitions): the OpenAPI source
     published: dict[str, tuple[Application, int, list[Definition]]]
+    # (method, raw path) -> what it matched: most calls repeat a few paths, so the tree is
+    # walked once per path. Bounded; it lives and dies with this stage's table.
+    matches: dict[tuple[str, str], Match[CompiledAction] | None] = field(default_factory=dict)
+
+    def match(self, method: str, parts: list[str]) -> Match[CompiledAction] | None:
+        """Walk the table for a path split on '/' (stage first) and remember the answer."""
+        segments = [unquote(p) if "%" in p else p for p in parts[2:]]
+        if len(segments) > 1 and not segments[-1]:
+            segments.pop()  # tolerate one trailing slash
+        found = self.table.match(method, segments)
+        if len(self.matches) >= _MATCHES_KEPT:
+            self.matches.clear()
+        self.matches[method, "/".join(parts)] = found
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,32 +229,32 @@ class Runtime:
             pending, self._pending_log = self._pending_log, []
         if not pending:
             return
-        rows = [entry[:6] for entry in pending]  # at, stage, method, path, status, ms
-        # Per-action counters. Comprehensions, not a loop: this runs over every request.
-        # Definitions are keyed by identity (hashing a frozen dataclass hashes its source).
-        ran = [e for e in pending if e[6] is not None]
-        counts = Counter([(e[1], id(e[6])) for e in ran])
-        last = {(e[1], id(e[6])): e for e in ran}
-        failed = [e for e in ran if e[7] is not None]
-        error_counts = Counter([(e[1], id(e[6])) for e in failed])
-        last_error = {(e[1], id(e[6])): e for e in failed}
+        # Every step is a C-level loop (map, filter, zip, Counter): this touches every
+        # request the worker answered since the last flush.
+        ran = list(filter(_ran_action, pending))
+        counts = Counter(map(_counter_key, ran))
+        last = dict(zip(map(_counter_key, ran), ran, strict=True))
+        failed = list(filter(_failed, ran))
+        error_counts = Counter(map(_counter_key, failed))
+        last_error = dict(zip(map(_counter_key, failed), failed, strict=True))
+        wall = time.time() - time.perf_counter()  # entries carry perf_counter times
         stats = []
         for key, entry in last.items():
-            definition, error = entry[6], last_error.get(key)
+            error = last_error.get(key)
             stats.append(
                 (
                     entry[1],
-                    definition.app,
-                    definition.id,
+                    *entry[6],
                     counts[key],
                     error_counts[key],
                     entry[4],
-                    iso_time(entry[0]),
+                    iso_time(wall + entry[0]),
                     error[7][:2000] if error else None,
-                    iso_time(error[0]) if error else None,
+                    iso_time(wall + error[0]) if error else None,
                 )
             )
-        self.workspace.store.append_requests(rows, self.live.request_log_size, stats)
+        rows = list(map(_log_row, pending))
+        self.workspace.store.append_requests(rows, self.live.request_log_size, stats, wall)
 
     # -- the request path ---------------------------------------------------------------
 
@@ -244,15 +266,14 @@ class Runtime:
         path = request.path
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
-        definition = error = None
+        ident = error = None
         if stage is None:
             response = await self._reserved(request, live, parts)
         else:
-            segments = [unquote(p) if "%" in p else p for p in parts[2:]]
-            if len(segments) > 1 and not segments[-1]:
-                segments.pop()  # tolerate one trailing slash
             method = request.method
-            match = stage.table.match(method, segments)
+            match = stage.matches.get((method, path), _UNSEEN)
+            if match is _UNSEEN:
+                match = stage.match(method, parts)
             if match is None:
                 response = _runtime_answer(404, "Not Found")
             elif (action := match.endpoint) is None:
@@ -261,14 +282,14 @@ class Runtime:
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = _runtime_answer(403, "Forbidden")
             else:
-                definition = action.definition
+                ident = action.ident
                 set_current_request(request)  # the base of links fn.getPresignedUrl makes
                 req = ActionRequest(
                     method,
                     path,
                     stage.name,
                     request.headers,
-                    match.params,
+                    dict(match.params),  # the remembered match is shared: give a copy
                     request.query_string,
                     request.body,
                 )
@@ -280,19 +301,19 @@ class Runtime:
                         action.run(req, res)
                     status, headers, body, content_type = render_response(res)
                 except Exception as exc:
-                    response, error = self._action_failed(definition, stage, exc)
+                    response, error = self._action_failed(action.definition, stage, exc)
                 else:
                     response_class = _Response if content_type is None else HTTPResponse
                     response = response_class(body, status, headers, content_type)
         self._pending_log.append(
             (
-                time.time(),
+                started,  # perf_counter time: the flush turns it into wall-clock time
                 parts[1],
                 request.method,
                 path,
                 response.status,
                 (time.perf_counter() - started) * 1000,
-                definition,
+                ident,
                 error,
             )
         )

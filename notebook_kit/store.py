@@ -415,10 +415,13 @@ class Store:
         rows: list[tuple[str, str, str, str, int, float]],
         keep: int,
         stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
+        at_offset: float = 0.0,
     ) -> None:
         """Add request-log rows (at, stage, method, path, status, ms); keep the newest ``keep``.
 
-        ``at`` is seconds since the epoch (or ISO text).
+        ``at`` is seconds since the epoch (or ISO text); with ``at_offset``, it is a clock
+        reading that the offset turns into epoch seconds when the log is read (so a busy
+        server need not touch every row).
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None).
@@ -440,7 +443,7 @@ class Store:
             rows = rows[-keep:] if keep > 0 else []
             self._write(
                 "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
-                (len(rows), pickle.dumps(rows, protocol=5)),
+                (len(rows), pickle.dumps((at_offset, rows), protocol=5)),
             )
             # Drop the batches that hold only entries older than the newest ``keep``.
             self._write(
@@ -455,7 +458,10 @@ class Store:
         entries: list[list[Any]] = []
         batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
         for (blob,) in batches:
-            entries[:0] = pickle.loads(blob)  # written by this module only
+            offset, rows = pickle.loads(blob)  # written by this module only
+            if offset:
+                rows = [(offset + row[0], *row[1:]) for row in rows]
+            entries[:0] = rows
             if limit is not None and len(entries) >= limit:
                 break
         if limit is not None:
