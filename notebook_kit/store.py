@@ -1,7 +1,8 @@
 """The workspace store: the single source of truth, shared by every process.
 
 SQLite in the workspace directory (WAL mode, so a notebook, the CLI and servers use it at
-once). The SQL is kept to what PostgreSQL also speaks, so a second backend can stand
+once; the connection machinery is ``store_connection``, the request log's tables are
+``request_log``). The SQL is kept to what PostgreSQL also speaks, so a second backend can stand
 behind the same methods. Every change runs inside ``transaction()``: it all happens, or
 none of it does. A ``generation`` counter goes up with every change to what is live
 (deploys, undeploys, rollbacks, keys); servers poll it to know when to reload.
@@ -11,19 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import secrets
 import sqlite3
 import string
-import threading
-import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .errors import StoreError
 from .models import Application, Definition, Deployment, Stage, now
+from .request_log import RequestLog, iso_time
+from .store_connection import StoreConnection
 
 __all__ = ["Store", "iso_time", "new_api_key"]
 
@@ -98,13 +96,6 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-def iso_time(epoch: float) -> str:
-    """Seconds since the epoch as the store's ISO 8601 UTC text, to the millisecond."""
-    whole = int(epoch)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-    return f"{stamp}.{int((epoch - whole) * 1000):03d}Z"
-
-
 def new_api_key() -> str:
     """40 alphanumeric characters from the OS's secure random source."""
     return "".join(secrets.choice(_KEY_ALPHABET) for _ in range(40))
@@ -153,74 +144,30 @@ def _definition_values(d: Definition) -> tuple[Any, ...]:
     )
 
 
-class Store:
-    """All reads and writes of one workspace database."""
+def _deployment_from_row(row: sqlite3.Row) -> Deployment:
+    """A ``deployments`` row joined with ``live`` (its ``active`` column)."""
+    return Deployment(
+        row["id"],
+        row["app_id"],
+        Stage(row["stage"]),
+        row["deployed_at"],
+        row["host"],
+        bool(row["active"]),
+    )
+
+
+class Store(RequestLog, StoreConnection):
+    """All reads and writes of one workspace database (the request log's in
+    ``RequestLog``; connections and transactions in ``StoreConnection``)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._local = threading.local()
+        super().__init__(path)
         try:
             if not self.path.exists():
                 _create_private_file(self.path)
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the workspace store {self.path}: {exc}") from exc
-
-    # -- connections and transactions -------------------------------------------------
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self.path, isolation_level=None, timeout=10.0, check_same_thread=False
-            )
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=10000")
-            self._local.conn = conn
-            self._local.depth = 0
-        return conn
-
-    @contextmanager
-    def transaction(self) -> Iterator[Store]:
-        """One atomic change. Nested uses join the outer transaction."""
-        conn = self._conn()
-        if self._local.depth:
-            self._local.depth += 1
-            try:
-                yield self
-            finally:
-                self._local.depth -= 1
-            return
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise StoreError(f"the workspace store is busy or broken: {exc}") from exc
-        self._local.depth = 1
-        try:
-            yield self
-        except BaseException:
-            self._local.depth = 0
-            conn.execute("ROLLBACK")
-            raise
-        self._local.depth = 0
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"could not save the change: {exc}") from exc
-
-    def _execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        try:
-            return self._conn().execute(sql, params)
-        except sqlite3.Error as exc:
-            raise StoreError(f"workspace store error: {exc}") from exc
-
-    def _write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        if not getattr(self._local, "depth", 0):
-            raise StoreError("internal error: a write outside a transaction")
-        return self._execute(sql, params)
 
     def _migrate(self) -> None:
         conn = self._conn()
@@ -241,12 +188,6 @@ class Store:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-
-    def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
 
     # -- change counter ----------------------------------------------------------------
 
@@ -351,17 +292,7 @@ class Store:
         if app_id is not None:
             sql, params = sql + " WHERE d.app_id = ?", (app_id,)
         rows = self._execute(sql + " ORDER BY d.id", params)
-        return [
-            Deployment(
-                r["id"],
-                r["app_id"],
-                Stage(r["stage"]),
-                r["deployed_at"],
-                r["host"],
-                bool(r["active"]),
-            )
-            for r in rows
-        ]
+        return [_deployment_from_row(r) for r in rows]
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._execute(
@@ -371,15 +302,7 @@ class Store:
         ).fetchone()
         if row is None:
             return None
-        deployment = Deployment(
-            row["id"],
-            row["app_id"],
-            Stage(row["stage"]),
-            row["deployed_at"],
-            row["host"],
-            bool(row["active"]),
-        )
-        return deployment, json.loads(row["snapshot"])
+        return _deployment_from_row(row), json.loads(row["snapshot"])
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
@@ -407,83 +330,3 @@ class Store:
         self._write("DELETE FROM settings WHERE name = ?", (name,))
         if value is not None:
             self._write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
-
-    # -- request log -------------------------------------------------------------------
-
-    def append_requests(
-        self,
-        rows: list[tuple[str, str, str, str, int, float]],
-        keep: int,
-        stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
-        at_offset: float = 0.0,
-    ) -> None:
-        """Add request-log rows (at, stage, method, path, status, ms); keep the newest ``keep``.
-
-        ``at`` is seconds since the epoch (or ISO text); with ``at_offset``, it is a clock
-        reading that the offset turns into epoch seconds when the log is read (so a busy
-        server need not touch every row).
-
-        ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
-        last status, last request at, last error or None, last error at or None).
-        """
-        with self.transaction():
-            self._conn().executemany(
-                "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
-                "last_status, last_request_at, last_error, last_error_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (stage, app_id, api_id) DO UPDATE SET "
-                "requests = action_stats.requests + excluded.requests, "
-                "errors = action_stats.errors + excluded.errors, "
-                "last_status = excluded.last_status, "
-                "last_request_at = excluded.last_request_at, "
-                "last_error = COALESCE(excluded.last_error, action_stats.last_error), "
-                "last_error_at = COALESCE(excluded.last_error_at, action_stats.last_error_at)",
-                stats,
-            )
-            rows = rows[-keep:] if keep > 0 else []
-            self._write(
-                "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
-                (len(rows), pickle.dumps((at_offset, rows), protocol=5)),
-            )
-            # Drop the batches that hold only entries older than the newest ``keep``.
-            self._write(
-                "DELETE FROM request_log_batches WHERE id < (SELECT COALESCE(MAX(id), 0) FROM "
-                "(SELECT id, SUM(entries) OVER (ORDER BY id DESC) AS newer "
-                "FROM request_log_batches) AS counted WHERE newer >= ?)",
-                (keep,),
-            )
-
-    def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
-        entries: list[list[Any]] = []
-        batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
-        for (blob,) in batches:
-            offset, rows = pickle.loads(blob)  # written by this module only
-            if offset:
-                rows = [(offset + row[0], *row[1:]) for row in rows]
-            entries[:0] = rows
-            if limit is not None and len(entries) >= limit:
-                break
-        if limit is not None:
-            entries = entries[-limit:] if limit > 0 else []
-        columns = ("at", "stage", "method", "path", "status", "duration_ms")
-        rows = [dict(zip(columns, entry, strict=True)) for entry in entries]
-        for row in rows:
-            if isinstance(row["at"], float):
-                row["at"] = iso_time(row["at"])
-        return rows
-
-    def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
-        """Per (stage, app, api_id): requests, errors, last status / request / error."""
-        rows = self._execute("SELECT * FROM action_stats")
-        return {
-            (r["stage"], r["app_id"], r["api_id"]): {
-                "requests": r["requests"],
-                "errors": r["errors"],
-                "lastStatus": r["last_status"],
-                "lastRequestAt": r["last_request_at"],
-                "lastError": r["last_error"],
-                "lastErrorAt": r["last_error_at"],
-            }
-            for r in rows
-        }
