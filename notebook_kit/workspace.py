@@ -8,52 +8,34 @@ import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the st
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import exchange, routing, sample
 from .actions import ActionRequest, CompiledAction, Invocation, check_sources, compile_action
 from .actions import invoke as run_invocation
 from .database import open_database
-from .errors import (
-    ConflictError,
-    NotFoundError,
-    QuotaExceededError,
-    StoreError,
-    ValidationError,
-)
+from .errors import ConflictError, NotFoundError, StoreError, ValidationError
 from .functions import Functions
 from .models import Application, Constant, Definition, Deployment, Stage, endpoint_url
+from .notebook_views import NotebookViews
+from .publishing import Publisher, same_content
 from .settings import SETTINGS, default_home, find_setting, parse_value, resolve
 from .store import Store, new_api_key
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from .server import BackgroundServer
-    from .users import UserDirectory
+from .transfer import import_document, write_json
 
 __all__ = ["Workspace"]
 
 _UNSET: Any = object()
 
 
-def _snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
-    return [Definition.from_dict(d) for d in snapshot["definitions"]]
-
-
-def _same_content(a: Definition, b: Definition) -> bool:
-    ignore = {"created_at", "updated_at"}
-    return {k: v for k, v in a.to_dict().items() if k not in ignore} == {
-        k: v for k, v in b.to_dict().items() if k not in ignore
-    }
-
-
-class Workspace:
+class Workspace(NotebookViews):
     """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
-    ``~/.notebook_kit``; the directory is created owner-only on first use."""
+    ``~/.notebook_kit``; the directory is created owner-only on first use.
+
+    The deploy rules live in ``publishing.Publisher``, the pandas views and ``serve`` in
+    ``notebook_views.NotebookViews``; this class is the one facade over them."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
@@ -65,6 +47,9 @@ class Workspace:
                 f"cannot use {self.home} as the workspace directory: {exc.strerror}"
             ) from None
         self.store = Store(self.home / "workspace.sqlite3")
+        self._publisher = Publisher(
+            self.store, lambda: self.setting("resource_quota"), self.action_env
+        )
         self._database_url = self.setting("database_url")
         self.database = open_database(self._database_url, self.home / "environment.sqlite3")
 
@@ -309,91 +294,25 @@ class Workspace:
         """Validate the whole application and publish a snapshot of it to ``stage``."""
         stage = Stage.parse(stage)
         record = self.application(app)
-        definitions = self.store.list_definitions(app)
-        if not definitions:
-            raise ValidationError(f"application {app!r} has no definitions to deploy")
-        routing.check_routes(app, definitions)
-        env = self.action_env()
-        for definition in definitions:
-            compile_action(definition, env)
-        snapshot = exchange.to_document(record, definitions)
-        snapshot["definitions"] = [d.to_dict() for d in definitions]
-        with self.store.transaction():
-            self._check_quota(stage, app, definitions)
-            deployment_id = self.store.add_deployment(app, stage, socket.gethostname(), snapshot)
-            self.store.set_live(stage, app, deployment_id)
-            self.store.bump_generation()
-        return self._deployment(deployment_id)
+        return self._publisher.deploy(record, self.store.list_definitions(app), stage)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
-        stage = Stage.parse(stage)
-        with self.store.transaction():
-            if self.store.live_deployment_id(stage, app) is None:
-                raise NotFoundError(f"application {app!r} is not deployed to {stage}")
-            self.store.set_live(stage, app, None)
-            self.store.bump_generation()
+        self._publisher.undeploy(app, Stage.parse(stage))
 
     def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
         """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
-        stage = Stage.parse(stage)
-        with self.store.transaction():
-            history = [d for d in self.store.list_deployments(app) if d.stage == stage]
-            live = self.store.live_deployment_id(stage, app)
-            if to is None:
-                earlier = [d for d in history if live is None or d.id < live]
-                if not earlier:
-                    raise NotFoundError(
-                        f"{app} has no earlier deployment on {stage} to roll back to"
-                    )
-                target = earlier[-1]
-            else:
-                target = next((d for d in history if d.id == to), None)
-                if target is None:
-                    raise NotFoundError(f"no deployment {to} of {app} on {stage}")
-            found = self.store.get_deployment(target.id)
-            assert found is not None
-            self._check_quota(stage, app, _snapshot_definitions(found[1]))
-            self.store.set_live(stage, app, target.id)
-            self.store.bump_generation()
-        return self._deployment(target.id)
-
-    def _deployment(self, deployment_id: int) -> Deployment:
-        found = self.store.get_deployment(deployment_id)
-        if found is None:
-            raise NotFoundError(f"no deployment {deployment_id}")
-        return found[0]
-
-    def _check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
-        quota = self.setting("resource_quota")
-        if quota is None:
-            return
-        apps = self.live(stage)
-        apps[app] = definitions
-        total = routing.count_resources(apps)["total"]
-        if total > quota:
-            raise QuotaExceededError(
-                f"deploying {app} to {stage} would use {total} resources; "
-                f"the stage's quota is {quota}"
-            )
+        return self._publisher.rollback(app, Stage.parse(stage), to)
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
         return self.store.list_deployments(app)
 
     def live(self, stage: Stage | str) -> dict[str, list[Definition]]:
         """What ``stage`` serves now: application ID to its deployed definitions."""
-        stage = Stage.parse(stage)
-        return {
-            app: _snapshot_definitions(snap)
-            for s, app, _, snap in self.store.live_snapshots()
-            if s == stage
-        }
+        return self._publisher.live(Stage.parse(stage))
 
     def deployed_state(self, definition: Definition, stage: Stage | str) -> str:
         """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
-        live = {d.id: d for d in self.live(stage).get(definition.app, [])}
-        if definition.id not in live:
-            return "not deployed"
-        return "deployed" if _same_content(live[definition.id], definition) else "changed"
+        return self._publisher.deployed_state(definition, Stage.parse(stage))
 
     def resources(self) -> dict[str, dict[str, Any]]:
         """Per stage: ``{"total": n, "apps": {app: n}}`` counted the spec's way."""
@@ -409,16 +328,8 @@ class Workspace:
         from .openapi import build_document
 
         stage = Stage.parse(stage)
-        for live_stage, live_app, deployment_id, snapshot in self.store.live_snapshots():
-            if live_stage == stage and live_app == app:
-                return build_document(
-                    Application.from_dict(snapshot["application"]),
-                    stage,
-                    _snapshot_definitions(snapshot),
-                    base_url,
-                    deployment_id,
-                )
-        raise NotFoundError(f"application {app!r} is not deployed to {stage}")
+        record, definitions, deployment_id = self._publisher.live_snapshot(app, stage)
+        return build_document(record, stage, definitions, base_url, deployment_id)
 
     # -- keys --------------------------------------------------------------------------
 
@@ -439,18 +350,7 @@ class Workspace:
         return exchange.to_document(self.application(app), self.store.list_definitions(app))
 
     def export_file(self, app: str, path: str | os.PathLike[str]) -> Path:
-        import json
-
-        target = Path(path)
-        document = json.dumps(self.export(app), indent=2) + "\n"
-        partial = target.with_name(target.name + ".partial")
-        try:
-            partial.write_text(document, encoding="utf-8")
-            partial.replace(target)
-        except OSError as exc:
-            message = f"cannot write {target}: {exc.strerror}"
-            raise ValidationError(message, field="output") from None
-        return target
+        return write_json(path, self.export(app))
 
     def import_application(
         self, source: str | os.PathLike[str] | Mapping[str, Any], replace: bool = False
@@ -458,20 +358,7 @@ class Workspace:
         """Import an export (a path or the document). Checked whole before anything is
         written; an existing application is refused unless ``replace``."""
         document = dict(source) if isinstance(source, Mapping) else exchange.read_document(source)
-        app, definitions = exchange.from_document(document)
-        with self.store.transaction():
-            if self.store.get_application(app.id):
-                if not replace:
-                    raise ConflictError(
-                        f"application {app.id!r} already exists; import with "
-                        "replace to overwrite its definitions"
-                    )
-                for old in self.store.list_definitions(app.id):
-                    self.store.delete_definition(app.id, old.id)
-            self.store.put_application(app)
-            for definition in definitions:
-                self.store.insert_definition(definition)
-        return app
+        return import_document(self.store, document, replace)
 
     def commit(self, app: str, repo: str | os.PathLike[str], message: str) -> str:
         """Commit the application's files to a git repository; returns the commit id."""
@@ -498,71 +385,9 @@ class Workspace:
                 self.store.put_application(app)
             for definition in definitions:
                 current = self.store.get_definition(app.id, definition.id)
-                if current is None or not _same_content(current, definition):
+                if current is None or not same_content(current, definition):
                     self.store.replace_definition(definition.id, definition)
         for stage in Stage:
-            saved = self.store.list_definitions(app.id)
-            live = self.live(stage).get(app.id)
-            if (
-                live is None
-                or len(live) != len(saved)
-                or not all(_same_content(a, b) for a, b in zip(live, saved, strict=True))
-            ):
+            if not self._publisher.is_live_as_saved(app.id, stage):
                 self.deploy(app.id, stage)
         return app
-
-    # -- pandas views ------------------------------------------------------------------
-
-    def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
-        from .frames import definitions_frame
-
-        rows = self.definitions(app, label)
-        states = {
-            str(s): {d.app + "/" + d.id: self.deployed_state(d, s) for d in rows} for s in Stage
-        }
-        return definitions_frame(rows, states)
-
-    def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
-        from .frames import deployments_frame
-
-        return deployments_frame(self.deployments(app))
-
-    def resources_frame(self) -> pd.DataFrame:
-        from .frames import resources_frame
-
-        return resources_frame(self.resources())
-
-    def users(self) -> UserDirectory:
-        """The execution environment's user directory (what ``fn.getUsers`` and friends
-        use), for managing users from a notebook; it mails reset tokens as ``fn`` does."""
-        return Functions(self)._users("users")
-
-    def users_frame(self) -> pd.DataFrame:
-        from .frames import users_frame
-
-        return users_frame(self.users().all_users())
-
-    def groups_frame(self) -> pd.DataFrame:
-        from .frames import groups_frame
-
-        return groups_frame(self.users().all_groups())
-
-    def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
-        """The newest ``limit`` (default: all kept) requests any server of this workspace
-        answered: time, stage, method, path, status, duration in ms."""
-        from .frames import request_log_frame
-
-        keep = self.setting("request_log_size")
-        return request_log_frame(
-            self.store.request_log(keep if limit is None else min(limit, keep))
-        )
-
-    # -- serving from a notebook -------------------------------------------------------
-
-    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
-        """Serve this workspace in a background thread of this process; returns the
-        handle (``url``, ``stop()``). Calling it again (a re-run cell) first stops the
-        server it started before for this workspace and port. ``port=0``: a free port."""
-        from .server import serve_in_background  # server sits above workspace
-
-        return serve_in_background(self, host=host, port=port)
