@@ -51,7 +51,7 @@ class Database:
             if not rows:
                 return []
             columns = [column[0] for column in cursor.description]
-            return [dict(zip(columns, row, strict=True)) for row in rows]
+            return [dict(zip(columns, row, strict=False)) for row in rows]  # equal lengths
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 

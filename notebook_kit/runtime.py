@@ -51,6 +51,7 @@ _counter_key = itemgetter(1, 6)  # (stage, (app, API ID))
 _ran_action = itemgetter(6)
 _failed = itemgetter(7)
 _MATCHES_KEPT = 4096
+_FLUSH_SECONDS = 0.1
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 # A served file may be HTML someone uploaded: never let it script this origin.
@@ -208,13 +209,20 @@ class Runtime:
         return True
 
     async def watch(self, app: Sanic) -> None:
-        """Poll the store, swap tables on change, and flush the request log."""
+        """Poll the store and swap tables on change; flush the request log in between.
+
+        The log is flushed every ``_FLUSH_SECONDS`` (at most every reload interval), so
+        each flush is small and never holds the interpreter for long under load.
+        """
         loop = asyncio.get_running_loop()
+        next_check = 0.0
         while True:
-            await asyncio.sleep(self.live.reload_interval)
+            await asyncio.sleep(min(_FLUSH_SECONDS, self.live.reload_interval))
             try:
-                if await loop.run_in_executor(None, self.refresh):
-                    app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
+                if loop.time() >= next_check:
+                    next_check = loop.time() + self.live.reload_interval
+                    if await loop.run_in_executor(None, self.refresh):
+                        app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = self._pending_log, []
                 if pending:
