@@ -8,12 +8,12 @@ listing's SOURCE column says which applies: env, stored or default.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import click
 
+from .cli_io import echo_json, echo_table, workspace_of
 from .settings import SETTINGS, Setting, env_name, find_setting, mask
 from .workspace import Workspace
 
@@ -69,16 +69,11 @@ def settings() -> None:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value in force (secrets masked) and where it comes from."""
-    rows = _rows(Workspace(ctx.obj["home"]))
+    rows = _rows(workspace_of(ctx))
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        echo_json(rows)
         return
-    width = max(len(r["name"]) for r in rows)
-    shown = [_show(r["value"]) for r in rows]
-    value_width = max(5, *(len(v) for v in shown))
-    click.echo(f"{'NAME'.ljust(width)}  {'VALUE'.ljust(value_width)}  SOURCE")
-    for row, value in zip(rows, shown, strict=True):
-        click.echo(f"{row['name'].ljust(width)}  {value.ljust(value_width)}  {row['source']}")
+    echo_table([{**r, "value": _show(r["value"])} for r in rows], ["name", "value", "source"])
 
 
 @settings.command()
@@ -88,7 +83,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 def get(ctx: click.Context, name: str, reveal: bool) -> None:
     """Print the value of NAME in force (empty when unset)."""
     setting = find_setting(name)
-    value = Workspace(ctx.obj["home"]).setting(name)
+    value = workspace_of(ctx).setting(name)
     click.echo(_show(value if reveal else mask(setting, value)))
 
 
@@ -99,7 +94,7 @@ def get(ctx: click.Context, name: str, reveal: bool) -> None:
 def set_(ctx: click.Context, name: str, value: str) -> None:
     """Store VALUE for NAME in the workspace (checked first)."""
     setting = find_setting(name)
-    Workspace(ctx.obj["home"]).set_setting(name, value)
+    workspace_of(ctx).set_setting(name, value)
     shown = _show(mask(setting, value)) if setting.secret else value
     click.echo(f"set {name} = {shown}")
     _note_override(setting)
@@ -111,6 +106,6 @@ def set_(ctx: click.Context, name: str, value: str) -> None:
 def unset(ctx: click.Context, name: str) -> None:
     """Forget the stored value of NAME (back to its default)."""
     setting = find_setting(name)
-    Workspace(ctx.obj["home"]).set_setting(name, None)
+    workspace_of(ctx).set_setting(name, None)
     click.echo(f"unset {name} (default: {_show(setting.default) or 'none'})")
     _note_override(setting)
