@@ -53,6 +53,22 @@ def keys(sample_workspace: Workspace) -> dict[str, str]:
     return sample_workspace.keys()
 
 
+@pytest.fixture(scope="module")
+def http(served_home: Path) -> Iterator[httpx.Client]:
+    """A client of one in-thread server per module over the home the module's
+    ``served_home`` fixture builds (the probe, the sample, ...)."""
+    with (
+        BackgroundServer(Workspace(served_home)) as server,
+        httpx.Client(base_url=server.url, timeout=10) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
+def stage_keys(served_home: Path) -> dict[str, str]:
+    return Workspace(served_home).keys()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

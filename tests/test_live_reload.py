@@ -15,11 +15,10 @@ from typing import Protocol
 
 import httpx
 import pytest
+from polling import stays, wait_until
 
 from notebook_kit.workspace import Workspace
 
-LIVE_WITHIN = 1.0  # seconds: the issue's promise
-SLACK = 0.3  # polling and a loaded shared machine
 APP = "live"
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -47,25 +46,6 @@ def fetch(url: str) -> tuple[int, int | None]:
     if response.status_code != 200:
         return response.status_code, None
     return 200, response.json()["version"]
-
-
-def wait_until(check: Callable[[], bool], within: float = LIVE_WITHIN) -> float:
-    """Poll ``check`` until true, failing past ``within`` plus slack; returns the delay."""
-    started = time.monotonic()
-    while not check():
-        elapsed = time.monotonic() - started
-        if elapsed > within + SLACK:
-            raise AssertionError(f"not live within {within} s (waited {elapsed:.2f} s)")
-        time.sleep(0.02)
-    return time.monotonic() - started
-
-
-def stays(check: Callable[[], bool], for_seconds: float) -> None:
-    """Assert ``check`` holds at every poll for ``for_seconds``."""
-    until = time.monotonic() + for_seconds
-    while time.monotonic() < until:
-        assert check()
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -1,209 +1,29 @@
-"""The runtime's rules over real HTTP (issue 2 §5): routing, auth, errors, limits, the
-action's ``req``/``res``/``const``/``fn``/``db``, live key rotation, and restarts.
+"""The runtime's rules over real HTTP (issue 2 §5): routing, auth, errors, limits and
+live key rotation. What an action sees and sends is in ``test_runtime_actions.py``.
 
-One in-thread server per module serves a probe application deployed to both stages;
-tests that change settings or keys get their own workspace and server.
+One in-thread server per module serves the probe application (``probe.py``) deployed
+to both stages; tests that change settings or keys get their own workspace and server.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-import time
-from collections.abc import Callable, Iterator
-from decimal import Decimal
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from polling import wait_until
+from probe import APP, CORS, ECHO_ACTION, probe_home
 
-from notebook_kit.models import Constant
 from notebook_kit.server import BackgroundServer
 from notebook_kit.workspace import Workspace
 
-APP = "probe"
-CORS = "*"
-
-ECHO_ACTION = """\
-res.body = {
-    "httpMethod": req.httpMethod,
-    "path": req.path,
-    "stage": req.stage,
-    "header": req.headers["X-Probe"] if "X-Probe" in req.headers else None,
-    "header_lower": req.headers.get("x-probe"),
-    "header_upper": req.headers.get("X-PROBE"),
-    "queryStringParameters": req.queryStringParameters,
-    "pathParameters": req.pathParameters,
-    "body": req.body,
-}
-"""
-
-BODY_ACTION = """\
-kind = req.pathParameters["kind"]
-if kind == "str":
-    res.body = "héllo"
-elif kind == "bytes":
-    res.body = b"\\x00\\xffraw"
-elif kind == "dict":
-    res.body = {"a": [1, 2.5, None, True], "b": "é"}
-elif kind == "list":
-    res.body = [1, "two", {"three": 3}]
-elif kind == "none":
-    res.body = None
-elif kind == "override":
-    res.headers["content-type"] = "text/csv; charset=utf-8"
-    res.body = "a,b\\n1,2\\n"
-elif kind == "override-json":
-    res.headers["CONTENT-TYPE"] = "application/vnd.probe+json"
-    res.body = {"x": 1}
-elif kind == "status":
-    res.statusCode = 201
-    res.headers["X-Made-By"] = "probe"
-    res.body = "created"
-"""
-
-CONST_ACTION = """\
-res.body = {
-    name: [type(getattr(const, name)).__name__, str(getattr(const, name))]
-    for name in ("TEXT", "COUNT", "PRICE", "ENABLED", "SETTINGS")
-}
-"""
-
-FUNCTIONS = """\
-GREETING = "hello"
-
-
-def greet(name):
-    return f"{GREETING}, {name}!"
-"""
-
-DB_ACTION = """\
-db.execute("CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
-changed = db.execute("INSERT INTO notes (text) VALUES (?)", [req.body])
-rows = db.query("SELECT text FROM notes WHERE text = ?", [req.body])
-res.body = {"changed": changed, "rows": rows}
-"""
-
-ASYNC_ACTION = """\
-import asyncio
-
-await asyncio.sleep(0.01)
-res.body = "awaited " + req.queryStringParameters.get("n", "")
-"""
-
-DEFINITIONS: list[dict[str, Any]] = [
-    {"api_id": "literal", "method": "GET", "resource": "a/b", "action": 'res.body = "literal"'},
-    {
-        "api_id": "param",
-        "method": "GET",
-        "resource": "a/{x}",
-        "action": 'res.body = {"x": req.pathParameters["x"]}',
-    },
-    {"api_id": "deep", "method": "GET", "resource": "a/{x}/c", "action": 'res.body = "deep"'},
-    {"api_id": "echo", "method": "POST", "resource": "echo/{name}", "action": ECHO_ACTION},
-    {"api_id": "echo-put", "method": "PUT", "resource": "echo/{name}", "action": ECHO_ACTION},
-    {"api_id": "boom", "method": "GET", "resource": "boom", "action": "res.body = 1 / 0"},
-    {
-        "api_id": "bad-body",
-        "method": "GET",
-        "resource": "bad-body",
-        "action": "res.body = object()",
-    },
-    {
-        "api_id": "body",
-        "method": "GET",
-        "resource": "body/{kind}",
-        "action": BODY_ACTION,
-        "content_type": "text/plain; charset=utf-8",
-    },
-    {
-        "api_id": "const",
-        "method": "GET",
-        "resource": "const",
-        "action": CONST_ACTION,
-        "constants": [
-            Constant("TEXT", "String", "Employee ID %s"),
-            Constant("COUNT", "Integer", 42),
-            Constant("PRICE", "Decimal", "0.10"),
-            Constant("ENABLED", "Boolean", True),
-            Constant("SETTINGS", "JSON", {"k": [1, 2]}),
-        ],
-    },
-    {
-        "api_id": "greet",
-        "method": "GET",
-        "resource": "greet/{name}",
-        "action": 'res.body = greet(req.pathParameters["name"])',
-        "functions": FUNCTIONS,
-    },
-    {"api_id": "db", "method": "POST", "resource": "db", "action": DB_ACTION},
-    {
-        "api_id": "csv",
-        "method": "POST",
-        "resource": "csv",
-        "action": "res.body = fn.csvToObject(req.body)",
-    },
-    {"api_id": "async", "method": "GET", "resource": "async", "action": ASYNC_ACTION},
-    {"api_id": "secure", "method": "GET", "resource": "secure", "action": 'res.body = "secret"'},
-]
-OPEN = {
-    "literal",
-    "param",
-    "deep",
-    "echo",
-    "echo-put",
-    "boom",
-    "bad-body",
-    "body",
-    "const",
-    "greet",
-    "db",
-    "csv",
-    "async",
-}
-
-
-def build_probe(workspace: Workspace) -> None:
-    """Create the probe application and deploy it to both stages."""
-    for spec in DEFINITIONS:
-        spec = dict(spec)
-        api_id = spec.pop("api_id")
-        workspace.create(APP, api_id, label=api_id, requires_auth=api_id not in OPEN, **spec)
-    workspace.deploy(APP, "dev")
-    workspace.deploy(APP, "prod")
-
 
 @pytest.fixture(scope="module")
-def probe_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    workspace = Workspace(tmp_path_factory.mktemp("runtime") / "workspace")
-    workspace.install_sample()
-    build_probe(workspace)
-    return workspace.home
-
-
-@pytest.fixture(scope="module")
-def http(probe_home: Path) -> Iterator[httpx.Client]:
-    with (
-        BackgroundServer(Workspace(probe_home)) as server,
-        httpx.Client(base_url=server.url, timeout=10) as client,
-    ):
-        yield client
-
-
-@pytest.fixture(scope="module")
-def stage_keys(probe_home: Path) -> dict[str, str]:
-    return Workspace(probe_home).keys()
-
-
-def wait_for(check: Callable[[], bool], within: float = 1.0, slack: float = 0.3) -> float:
-    """Poll ``check`` until true; fail if it takes longer than ``within`` (+ slack)."""
-    started = time.monotonic()
-    while not check():
-        if time.monotonic() - started > within + slack:
-            raise AssertionError(f"not true within {within} s")
-        time.sleep(0.02)
-    return time.monotonic() - started
+def served_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return probe_home(tmp_path_factory)
 
 
 # -- not found, wrong method -------------------------------------------------------------------
@@ -317,7 +137,7 @@ def test_runtime_key_rotation_is_live_within_a_second(
         assert client.get(url, headers={"x-api-key": old["dev"]}).status_code == 200
         new = sample_workspace.rotate_key("dev")
         assert new != old["dev"] and len(new) == 40 and new.isalnum()
-        wait_for(lambda: client.get(url, headers={"x-api-key": old["dev"]}).status_code == 403)
+        wait_until(lambda: client.get(url, headers={"x-api-key": old["dev"]}).status_code == 403)
         assert client.get(url, headers={"x-api-key": new}).status_code == 200
         prod = running_server.endpoint("prod", "restapi_sample", "employee/E001")
         assert client.get(prod, headers={"x-api-key": old["prod"]}).status_code == 200
@@ -400,7 +220,7 @@ def test_runtime_applies_new_body_limit_without_restart(
         with httpx.Client(timeout=5) as client:
             return client.post(url, content=b"y" * 1500).status_code == 200
 
-    wait_for(accepts_1500)
+    wait_until(accepts_1500)
     with httpx.Client(timeout=5) as client:
         assert client.post(url, content=b"y" * 2001).status_code == 413
 
@@ -433,174 +253,6 @@ def test_runtime_decodes_percent_encoded_path_parameter_to_unicode(http: httpx.C
     response = http.get("/dev/probe/greet/%C3%A9milie")
     assert response.status_code == 200
     assert response.content.decode() == "hello, émilie!"
-
-
-# -- req ---------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("stage", ["dev", "prod"])
-@pytest.mark.parametrize("method", ["POST", "PUT"])
-def test_runtime_gives_action_the_request_fields(
-    http: httpx.Client, stage: str, method: str
-) -> None:
-    response = http.request(
-        method,
-        f"/{stage}/probe/echo/J%C3%BCrgen?q=1&empty=&q2=a%20b&q=last",
-        content="ünïcode body \u2603".encode(),
-        headers={"x-PROBE": "header value"},
-    )
-    assert response.status_code == 200
-    assert response.headers["content-type"] == "application/json"
-    assert response.json() == {
-        "httpMethod": method,
-        "path": f"/{stage}/probe/echo/J%C3%BCrgen",
-        "stage": stage,
-        "header": "header value",
-        "header_lower": "header value",
-        "header_upper": "header value",
-        "queryStringParameters": {"q": "last", "empty": "", "q2": "a b"},
-        "pathParameters": {"name": "Jürgen"},
-        "body": "ünïcode body \u2603",
-    }
-
-
-def test_runtime_decodes_invalid_utf8_body_with_replacement(http: httpx.Client) -> None:
-    response = http.post("/dev/probe/echo/x", content=b"ok\xffok")
-    assert response.status_code == 200
-    assert response.json()["body"] == "ok\ufffdok"
-
-
-# -- res ---------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("kind", "status", "content_type", "body"),
-    [
-        ("str", 200, "text/plain; charset=utf-8", "héllo".encode()),
-        ("bytes", 200, "text/plain; charset=utf-8", b"\x00\xffraw"),
-        ("dict", 200, "text/plain; charset=utf-8", b'{"a": [1, 2.5, null, true], "b": "\\u00e9"}'),
-        ("list", 200, "text/plain; charset=utf-8", b'[1, "two", {"three": 3}]'),
-        ("none", 200, "text/plain; charset=utf-8", b""),
-        ("override", 200, "text/csv; charset=utf-8", b"a,b\n1,2\n"),
-        ("override-json", 200, "application/vnd.probe+json", b'{"x": 1}'),
-        ("status", 201, "text/plain; charset=utf-8", b"created"),
-    ],
-)
-def test_runtime_sends_res_body_by_type_and_content_type(
-    http: httpx.Client, kind: str, status: int, content_type: str, body: bytes
-) -> None:
-    response = http.get(f"/dev/probe/body/{kind}")
-    assert response.status_code == status
-    assert response.headers["content-type"] == content_type
-    assert response.content == body
-    assert response.headers.get_list("content-type") == [content_type]
-
-
-def test_runtime_sends_action_headers(http: httpx.Client) -> None:
-    response = http.get("/dev/probe/body/status")
-    assert response.headers["x-made-by"] == "probe"
-
-
-def test_runtime_sends_json_content_type_for_dict_without_definition_type(
-    http: httpx.Client,
-) -> None:
-    response = http.get("/dev/probe/a/z")
-    assert response.headers["content-type"] == "application/json"
-
-
-def test_runtime_sends_no_content_type_when_none_chosen(http: httpx.Client) -> None:
-    response = http.get("/dev/probe/a/b")
-    assert response.content == b"literal"
-    assert "content-type" not in response.headers
-
-
-# -- const, user functions, db, fn, async ------------------------------------------------------
-
-
-def test_runtime_gives_action_typed_constants(http: httpx.Client) -> None:
-    response = http.get("/dev/probe/const")
-    assert response.status_code == 200
-    assert response.json() == {
-        "TEXT": ["str", "Employee ID %s"],
-        "COUNT": ["int", "42"],
-        "PRICE": ["Decimal", str(Decimal("0.10"))],
-        "ENABLED": ["bool", "True"],
-        "SETTINGS": ["dict", "{'k': [1, 2]}"],
-    }
-
-
-def test_runtime_gives_action_user_functions(http: httpx.Client) -> None:
-    response = http.get("/dev/probe/greet/ada")
-    assert (response.status_code, response.content) == (200, b"hello, ada!")
-
-
-@pytest.mark.parametrize(
-    "text", ["plain", "x'); DROP TABLE notes; --", "quote \" and ' both", "ünï"]
-)
-def test_runtime_db_binds_parameters(http: httpx.Client, probe_home: Path, text: str) -> None:
-    response = http.post("/dev/probe/db", content=text.encode())
-    assert response.status_code == 200
-    result = response.json()
-    assert result["changed"] == 1
-    assert result["rows"] and all(row == {"text": text} for row in result["rows"])
-    rows = Workspace(probe_home).database.query("SELECT count(*) AS n FROM notes")
-    assert rows[0]["n"] >= 1
-
-
-def test_runtime_fn_csv_to_object_parses_header_and_rows(http: httpx.Client) -> None:
-    csv_text = 'id,name\n1,"Smith, Ann"\n2,"multi\nline"\n'
-    response = http.post("/dev/probe/csv", content=csv_text.encode())
-    assert response.status_code == 200
-    assert response.json() == [
-        {"id": "1", "name": "Smith, Ann"},
-        {"id": "2", "name": "multi\nline"},
-    ]
-
-
-def test_runtime_awaits_async_action(http: httpx.Client) -> None:
-    response = http.get("/dev/probe/async?n=7")
-    assert (response.status_code, response.content) == (200, b"awaited 7")
-
-
-# -- the background server ---------------------------------------------------------------------
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def test_background_server_restarts_on_same_port_with_kept_alive_client(
-    sample_workspace: Workspace, keys: dict[str, str]
-) -> None:
-    server = BackgroundServer(sample_workspace).start()
-    port = server.port
-    path = "/dev/restapi_sample/employee/E002"
-    headers = {"x-api-key": keys["dev"]}
-    try:
-        with httpx.Client(base_url=server.url, timeout=5) as client:
-            assert client.get(path, headers=headers).status_code == 200
-            server.stop()
-            assert not server.running
-            assert not _listening(port)
-            server.start()
-            assert server.port == port
-            response = client.get(path, headers=headers)
-            assert response.status_code == 200
-            assert response.json()["id"] == "E002"
-    finally:
-        server.stop()
-    assert not _listening(port)
-    server.stop()  # twice is harmless
-
-
-def test_background_server_refuses_port_in_use(sample_workspace: Workspace) -> None:
-    with BackgroundServer(sample_workspace) as first:
-        second = BackgroundServer(sample_workspace, port=first.port)
-        with pytest.raises(OSError):
-            second.start()
-        assert httpx.get(first.url + "/dev/restapi_sample/calculator").status_code == 405
 
 
 def test_runtime_answers_json_for_unreadable_request(http: httpx.Client) -> None:

@@ -1,14 +1,14 @@
 """The sample application ``restapi_sample`` over real HTTP, to the byte (issue 2 §6).
 
-One in-thread server per module serves the sample (plus a deliberately broken copy of the
-calculator for the 500 path); tests that damage the environment database get their own.
+One in-thread server per module (conftest's ``http`` over ``served_home``) serves the
+sample (plus a deliberately broken copy of the calculator for the 500 path); tests that
+damage the environment database get their own.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notebook_kit.sample import CALCULATOR_FUNCTIONS, EMPLOYEES
-from notebook_kit.server import BackgroundServer
 from notebook_kit.workspace import Workspace
 
 STAGES = ("dev", "prod")
@@ -39,7 +38,7 @@ BROKEN_FUNCTIONS = CALCULATOR_FUNCTIONS.replace(
 
 
 @pytest.fixture(scope="module")
-def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def served_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workspace = Workspace(tmp_path_factory.mktemp("sample") / "workspace")
     workspace.install_sample()
     assert BROKEN_FUNCTIONS != CALCULATOR_FUNCTIONS
@@ -48,20 +47,6 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for stage in STAGES:
         workspace.deploy("broken_calc", stage)
     return workspace.home
-
-
-@pytest.fixture(scope="module")
-def http(sample_home: Path) -> Iterator[httpx.Client]:
-    with (
-        BackgroundServer(Workspace(sample_home)) as server,
-        httpx.Client(base_url=server.url, timeout=10) as client,
-    ):
-        yield client
-
-
-@pytest.fixture(scope="module")
-def stage_keys(sample_home: Path) -> dict[str, str]:
-    return Workspace(sample_home).keys()
 
 
 def calculate(http: httpx.Client, key: str, body: bytes, stage: str = "dev") -> httpx.Response:

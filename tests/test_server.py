@@ -1,0 +1,50 @@
+"""The background server (``BackgroundServer``): stop and start again on the same
+port while a client keeps its connection pool, and a port in use refused."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+import pytest
+
+from notebook_kit.server import BackgroundServer
+from notebook_kit.workspace import Workspace
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_background_server_restarts_on_same_port_with_kept_alive_client(
+    sample_workspace: Workspace, keys: dict[str, str]
+) -> None:
+    server = BackgroundServer(sample_workspace).start()
+    port = server.port
+    path = "/dev/restapi_sample/employee/E002"
+    headers = {"x-api-key": keys["dev"]}
+    try:
+        with httpx.Client(base_url=server.url, timeout=5) as client:
+            assert client.get(path, headers=headers).status_code == 200
+            server.stop()
+            assert not server.running
+            assert not _listening(port)
+            server.start()
+            assert server.port == port
+            response = client.get(path, headers=headers)
+            assert response.status_code == 200
+            assert response.json()["id"] == "E002"
+    finally:
+        server.stop()
+    assert not _listening(port)
+    server.stop()  # twice is harmless
+
+
+def test_background_server_refuses_port_in_use(sample_workspace: Workspace) -> None:
+    with BackgroundServer(sample_workspace) as first:
+        second = BackgroundServer(sample_workspace, port=first.port)
+        with pytest.raises(OSError):
+            second.start()
+        assert httpx.get(first.url + "/dev/restapi_sample/calculator").status_code == 405
