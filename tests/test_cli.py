@@ -410,6 +410,9 @@ def test_serve_help_shows_its_options(tmp_path: Path) -> None:
 
 # -- refusals: one stderr line, exit 1 (2 for usage), nothing changed -------------------
 
+# ``create shop x`` with every required option but the two a row varies.
+CREATE_X = ["create", "shop", "x", "--label", "X", "--method", "GET"]
+
 ERRORS: list[tuple[str, list[str], int, str]] = [
     (
         "unknown application",
@@ -419,37 +422,13 @@ ERRORS: list[tuple[str, list[str], int, str]] = [
     ),
     (
         "bad resource",
-        [
-            "create",
-            "shop",
-            "x",
-            "--label",
-            "X",
-            "--method",
-            "GET",
-            "--resource",
-            "a/{b",
-            "--action-file",
-            "{action2.py}",
-        ],
+        [*CREATE_X, "--resource", "a/{b", "--action-file", "{action2.py}"],
         1,
         "resource segment 2 '{b' has an unclosed brace",
     ),
     (
         "action syntax error",
-        [
-            "create",
-            "shop",
-            "x",
-            "--label",
-            "X",
-            "--method",
-            "GET",
-            "--resource",
-            "x",
-            "--action-file",
-            "{bad_action.py}",
-        ],
+        [*CREATE_X, "--resource", "x", "--action-file", "{bad_action.py}"],
         1,
         "action line 2",
     ),
@@ -461,19 +440,7 @@ ERRORS: list[tuple[str, list[str], int, str]] = [
     ),
     (
         "missing action file",
-        [
-            "create",
-            "shop",
-            "x",
-            "--label",
-            "X",
-            "--method",
-            "GET",
-            "--resource",
-            "x",
-            "--action-file",
-            "{missing.py}",
-        ],
+        [*CREATE_X, "--resource", "x", "--action-file", "{missing.py}"],
         1,
         "cannot read the action file",
     ),
