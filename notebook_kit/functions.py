@@ -191,7 +191,9 @@ class Functions:
             data = bytes(content)
         else:
             raise BuiltinError("putFile: parameters.content is required: str or bytes")
-        content_type = given.get("contentType") or default_content_type(str(path), content)
+        content_type = given.get("contentType") or default_content_type(
+            str(path), content if isinstance(content, str) else data
+        )
         if (
             not isinstance(content_type, str)
             or "/" not in content_type

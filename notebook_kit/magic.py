@@ -129,7 +129,8 @@ def notebook_kit_magic(line: str, cell: str) -> None:
     except _UsageError as exc:
         print(f"%%notebook_kit: {exc}", file=sys.stderr)
     except NotebookKitError as exc:
-        where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
+        line_number = getattr(exc, "line", None)
+        where = f" (line {line_number})" if line_number else ""
         print(f"%%notebook_kit: {exc}{where}", file=sys.stderr)
 
 

@@ -8,7 +8,7 @@ starts without them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .functions import Functions
 from .models import Stage
@@ -26,60 +26,62 @@ __all__ = ["NotebookViews"]
 class NotebookViews:
     """Mixed into ``Workspace``: every method's ``self`` is the workspace."""
 
+    @property
+    def _ws(self) -> Workspace:
+        return cast("Workspace", self)
+
     # -- pandas views ------------------------------------------------------------------
 
-    def definitions_frame(
-        self: Workspace, app: str | None = None, label: str | None = None
-    ) -> pd.DataFrame:
+    def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
         from .frames import definitions_frame
 
-        rows = self.definitions(app, label)
+        rows = self._ws.definitions(app, label)
         states = {
-            str(s): {d.app + "/" + d.id: self.deployed_state(d, s) for d in rows} for s in Stage
+            str(s): {d.app + "/" + d.id: self._ws.deployed_state(d, s) for d in rows} for s in Stage
         }
         return definitions_frame(rows, states)
 
-    def deployments_frame(self: Workspace, app: str | None = None) -> pd.DataFrame:
+    def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
         from .frames import deployments_frame
 
-        return deployments_frame(self.deployments(app))
+        return deployments_frame(self._ws.deployments(app))
 
-    def resources_frame(self: Workspace) -> pd.DataFrame:
+    def resources_frame(self) -> pd.DataFrame:
         from .frames import resources_frame
 
-        return resources_frame(self.resources())
+        return resources_frame(self._ws.resources())
 
-    def users(self: Workspace) -> UserDirectory:
+    def users(self) -> UserDirectory:
         """The execution environment's user directory (what ``fn.getUsers`` and friends
         use), for managing users from a notebook; it mails reset tokens as ``fn`` does."""
-        return Functions(self)._users("users")
+        return Functions(self._ws)._users("users")
 
-    def users_frame(self: Workspace) -> pd.DataFrame:
+    def users_frame(self) -> pd.DataFrame:
         from .frames import users_frame
 
-        return users_frame(self.users().all_users())
+        return users_frame(self._ws.users().all_users())
 
-    def groups_frame(self: Workspace) -> pd.DataFrame:
+    def groups_frame(self) -> pd.DataFrame:
         from .frames import groups_frame
 
-        return groups_frame(self.users().all_groups())
+        return groups_frame(self._ws.users().all_groups())
 
-    def request_log_frame(self: Workspace, limit: int | None = None) -> pd.DataFrame:
+    def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
         """The newest ``limit`` (default: all kept) requests any server of this workspace
         answered: time, stage, method, path, status, duration in ms."""
         from .frames import request_log_frame
 
-        keep = self.setting("request_log_size")
+        keep = self._ws.setting("request_log_size")
         return request_log_frame(
-            self.store.request_log(keep if limit is None else min(limit, keep))
+            self._ws.store.request_log(keep if limit is None else min(limit, keep))
         )
 
     # -- serving from a notebook -------------------------------------------------------
 
-    def serve(self: Workspace, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
+    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
         """Serve this workspace in a background thread of this process; returns the
         handle (``url``, ``stop()``). Calling it again (a re-run cell) first stops the
         server it started before for this workspace and port. ``port=0``: a free port."""
         from .server import serve_in_background  # server sits above workspace
 
-        return serve_in_background(self, host=host, port=port)
+        return serve_in_background(self._ws, host=host, port=port)

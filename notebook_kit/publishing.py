@@ -96,9 +96,10 @@ class Publisher:
                     )
                 target = earlier[-1]
             else:
-                target = next((d for d in history if d.id == to), None)
-                if target is None:
+                chosen = next((d for d in history if d.id == to), None)
+                if chosen is None:
                     raise NotFoundError(f"no deployment {to} of {app} on {stage}")
+                target = chosen
             found = self.store.get_deployment(target.id)
             assert found is not None
             self._check_quota(stage, app, snapshot_definitions(found[1]))

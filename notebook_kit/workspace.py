@@ -201,7 +201,7 @@ class Workspace(NotebookViews):
             "functions": functions,
             "constants": None if constants is None else tuple(constants),
         }
-        changes = {k: v for k, v in given.items() if v is not None}
+        changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         if content_type is not _UNSET:
             changes["content_type"] = content_type
         with self.store.transaction():
@@ -357,7 +357,10 @@ class Workspace(NotebookViews):
     ) -> Application:
         """Import an export (a path or the document). Checked whole before anything is
         written; an existing application is refused unless ``replace``."""
-        document = dict(source) if isinstance(source, Mapping) else exchange.read_document(source)
+        if isinstance(source, Mapping):
+            document: Any = dict(source)
+        else:
+            document = exchange.read_document(os.fspath(source))
         return import_document(self.store, document, replace)
 
     def commit(self, app: str, repo: str | os.PathLike[str], message: str) -> str:
@@ -365,7 +368,7 @@ class Workspace(NotebookViews):
         from .repository import commit_application
 
         return commit_application(
-            repo, self.application(app), self.store.list_definitions(app), message
+            os.fspath(repo), self.application(app), self.store.list_definitions(app), message
         )
 
     # -- the sample --------------------------------------------------------------------
