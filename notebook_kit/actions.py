@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import linecache
+import sys
 import threading
 import time
 import traceback
@@ -45,6 +46,8 @@ __all__ = [
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+# Function nodes have type_params from Python 3.12 on; 3.11 has no such field.
+_NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if sys.version_info >= (3, 12) else {}
 
 
 class ActionRequest:
@@ -202,7 +205,7 @@ def _wrap_as_function(tree: ast.Module, filename: str) -> tuple[ast.Module, bool
         body=tree.body or [ast.Pass()],
         decorator_list=[],
         returns=None,
-        type_params=[],
+        **_NO_TYPE_PARAMS,
     )
     module = ast.Module(body=[function], type_ignores=[])
     return ast.fix_missing_locations(module), is_async

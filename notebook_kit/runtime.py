@@ -44,7 +44,6 @@ __all__ = ["Runtime", "create_app"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _CORS = {"Access-Control-Allow-Origin": "*"}
-_UNSEEN = object()
 # Request-log entries: (perf_counter time, stage, method, path, status, ms, ident, error)
 _log_row = itemgetter(0, 1, 2, 3, 4, 5)
 _counter_key = itemgetter(1, 6)  # (stage, (app, API ID))
@@ -91,9 +90,14 @@ def _has_key(request: Request, key: bytes) -> bool:
 
 
 def _runtime_answer(
-    status: int, message: str, headers: dict[str, str] | None = None, **extra: str
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, str] | None = None,
 ) -> HTTPResponse:
-    body = json.dumps({"message": message, **extra}).encode()
+    """An answer the runtime makes itself: JSON ``{"message": ...}`` (plus ``extra``) that a
+    browser on any origin may read."""
+    body = json.dumps({"message": message, **(extra or {})}).encode()
     return HTTPResponse(body, status, {**_CORS, **(headers or {})}, "application/json")
 
 
@@ -279,8 +283,9 @@ class Runtime:
             response = await self._reserved(request, live, parts)
         else:
             method = request.method
-            match = stage.matches.get((method, path), _UNSEEN)
-            if match is _UNSEEN:
+            try:
+                match = stage.matches[method, path]
+            except KeyError:
                 match = stage.match(method, parts)
             if match is None:
                 response = _runtime_answer(404, "Not Found")
@@ -312,7 +317,8 @@ class Runtime:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
                     response_class = _Response if content_type is None else HTTPResponse
-                    response = response_class(body, status, headers, content_type)
+                    # Sanic copies any mapping into its Header; its hint is narrower.
+                    response = response_class(body, status, headers, content_type)  # type: ignore[arg-type]
         self._pending_log.append(
             (
                 started,  # perf_counter time: the flush turns it into wall-clock time
@@ -335,7 +341,7 @@ class Runtime:
         log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
         error = f"{type(exc).__name__}: {exc}"
         extra = {"error": error} if stage.debug else {}
-        return _runtime_answer(500, "Internal server error", **extra), error
+        return _runtime_answer(500, "Internal server error", extra=extra), error
 
     async def _reserved(self, request: Request, live: _Live, parts: list[str]) -> HTTPResponse:
         """Paths outside the stages: the OpenAPI documents, presigned files, else 404."""
