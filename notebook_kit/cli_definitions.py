@@ -10,21 +10,9 @@ from typing import Any
 import click
 
 from .cli_io import echo_json, echo_table, read_file, workspace_of
-from .models import METHODS, Constant, Definition
+from .models import METHODS, Constant
 
 __all__ = ["copy", "create", "delete", "edit", "list_"]
-
-
-def _definition_row(d: Definition) -> dict[str, Any]:
-    return {
-        "app": d.app,
-        "id": d.id,
-        "label": d.label,
-        "method": d.method,
-        "resource": d.resource,
-        "content_type": d.content_type,
-        "requires_auth": d.requires_auth,
-    }
 
 
 def _definition_options(function: Any) -> Any:
@@ -170,17 +158,8 @@ def copy(ctx: click.Context, app: str, api_id: str, to_app: str, new_id: str | N
 @click.pass_context
 def list_(ctx: click.Context, app: str | None, label: str | None, as_json: bool) -> None:
     """List definitions."""
-    ws = workspace_of(ctx)
-    definitions = ws.definitions(app, label)
+    rows = workspace_of(ctx).listing(app, label)
     if as_json:
-        rows = []
-        for d in definitions:
-            row = _definition_row(d)
-            row.update({s: ws.deployed_state(d, s) for s in ("dev", "prod")})
-            rows.append(row)
-        echo_json(rows)
+        echo_json([{k: v for k, v in row.items() if k != "updated_at"} for row in rows])
         return
-    echo_table(
-        [_definition_row(d) for d in definitions],
-        ["app", "id", "method", "resource", "label", "requires_auth"],
-    )
+    echo_table(rows, ["app", "id", "method", "resource", "label", "requires_auth"])

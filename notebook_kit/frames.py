@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from .models import Definition, Deployment
+from .models import Deployment
 
 __all__ = [
     "definitions_frame",
@@ -36,28 +36,10 @@ _DEFINITION_COLUMNS = [
 ]
 
 
-def definitions_frame(
-    definitions: Sequence[Definition], states: Mapping[str, Mapping[str, str]]
-) -> pd.DataFrame:
-    """One row per definition; ``dev``/``prod`` say 'deployed', 'changed' or 'not deployed'."""
-    rows = []
-    for d in definitions:
-        key = f"{d.app}/{d.id}"
-        rows.append(
-            {
-                "app": d.app,
-                "id": d.id,
-                "label": d.label,
-                "method": d.method,
-                "resource": d.resource,
-                "content_type": d.content_type,
-                "requires_auth": d.requires_auth,
-                "dev": states["dev"][key],
-                "prod": states["prod"][key],
-                "updated_at": d.updated_at,
-            }
-        )
-    return pd.DataFrame(rows, columns=_DEFINITION_COLUMNS)
+def definitions_frame(listing: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per definition (``Workspace.listing``); ``dev``/``prod`` say 'deployed',
+    'changed' or 'not deployed'."""
+    return pd.DataFrame(list(listing), columns=_DEFINITION_COLUMNS)
 
 
 def deployments_frame(deployments: Sequence[Deployment]) -> pd.DataFrame:

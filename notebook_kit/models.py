@@ -310,6 +310,18 @@ class Definition:
     def path_parameters(self) -> tuple[str, ...]:
         return tuple(name for s in self.segments if (name := param_name(s)))
 
+    def summary(self) -> dict[str, Any]:
+        """The fields a listing shows (what ``notebook-kit list --json`` prints)."""
+        return {
+            "app": self.app,
+            "id": self.id,
+            "label": self.label,
+            "method": self.method,
+            "resource": self.resource,
+            "content_type": self.content_type,
+            "requires_auth": self.requires_auth,
+        }
+
     def with_changes(self, **changes: Any) -> Definition:
         """A copy with ``changes`` applied, validated, and ``updated_at`` set to now."""
         return replace(self, **changes, updated_at=now())

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from .functions import Functions
-from .models import Stage
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,11 +34,7 @@ class NotebookViews:
     def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
         from .frames import definitions_frame
 
-        rows = self._ws.definitions(app, label)
-        states = {
-            str(s): {d.app + "/" + d.id: self._ws.deployed_state(d, s) for d in rows} for s in Stage
-        }
-        return definitions_frame(rows, states)
+        return definitions_frame(self._ws.listing(app, label))
 
     def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
         from .frames import deployments_frame

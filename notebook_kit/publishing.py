@@ -147,10 +147,25 @@ class Publisher:
 
     def deployed_state(self, definition: Definition, stage: Stage) -> str:
         """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
-        live = {d.id: d for d in self.live(stage).get(definition.app, [])}
-        if definition.id not in live:
-            return "not deployed"
-        return "deployed" if same_content(live[definition.id], definition) else "changed"
+        return self.deployed_states([definition])[definition.app, definition.id][stage]
+
+    def deployed_states(
+        self, definitions: list[Definition]
+    ) -> dict[tuple[str, str], dict[Stage, str]]:
+        """The state of each definition on each stage, reading what is live once a stage."""
+        states: dict[tuple[str, str], dict[Stage, str]] = {(d.app, d.id): {} for d in definitions}
+        for stage in Stage:
+            served = {(app, d.id): d for app, defs in self.live(stage).items() for d in defs}
+            for d in definitions:
+                live = served.get((d.app, d.id))
+                states[d.app, d.id][stage] = (
+                    "not deployed"
+                    if live is None
+                    else "deployed"
+                    if same_content(live, d)
+                    else "changed"
+                )
+        return states
 
     def is_live_as_saved(self, app: str, stage: Stage) -> bool:
         """True if ``stage`` serves exactly the saved definitions of ``app``."""

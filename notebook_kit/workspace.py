@@ -314,6 +314,20 @@ class Workspace(NotebookViews):
         """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
         return self._publisher.deployed_state(definition, Stage.parse(stage))
 
+    def listing(self, app: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
+        """Definitions as rows: their summary, the state on each stage ('deployed',
+        'changed' or 'not deployed') and when they were last saved."""
+        definitions = self.definitions(app, label)
+        states = self._publisher.deployed_states(definitions)
+        return [
+            {
+                **d.summary(),
+                **{str(s): state for s, state in states[d.app, d.id].items()},
+                "updated_at": d.updated_at,
+            }
+            for d in definitions
+        ]
+
     def resources(self) -> dict[str, dict[str, Any]]:
         """Per stage: ``{"total": n, "apps": {app: n}}`` counted the spec's way."""
         return {str(stage): routing.count_resources(self.live(stage)) for stage in Stage}

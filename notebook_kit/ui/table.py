@@ -70,8 +70,10 @@ class DefinitionTable(widgets.VBox):
             for h in ("Method", "Resource", "Label", "API ID", "Auth", "dev", "prod")
         )
         body = []
+        known = self.workspace.listing(self.app)  # states of every row, read once
+        state_of = {row["id"]: [row[str(stage)] for stage in Stage] for row in known}
         for d in self.rows:
-            states = [self.workspace.deployed_state(d, stage) for stage in Stage]
+            states = state_of.get(d.id) or [self.workspace.deployed_state(d, s) for s in Stage]
             cells = [d.method, d.resource, d.label, d.id, "key" if d.requires_auth else "open"]
             tds = "".join(f'<td style="{_CELL}">{html.escape(c)}</td>' for c in cells)
             tds += "".join(
