@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .server import BackgroundServer
+    from .server_process import ServerProcess
     from .users import UserDirectory
     from .workspace import Workspace
 
@@ -80,3 +81,13 @@ class NotebookViews:
         from .server import serve_in_background  # server sits above workspace
 
         return serve_in_background(self._ws, host=host, port=port)
+
+    def serve_process(
+        self, port: int = 8000, host: str = "127.0.0.1", workers: int = 1
+    ) -> ServerProcess:
+        """Start ``notebook-kit serve`` for this workspace as a child process (how callers
+        are served for real, several workers if wanted); it dies with this process.
+        Calling it again first stops the child it started for this port."""
+        from .server_process import start_server_process
+
+        return start_server_process(self._ws.home, host=host, port=port, workers=workers)

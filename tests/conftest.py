@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import httpx
 import pytest
 
 from notebook_kit.server import BackgroundServer
+from notebook_kit.server_process import ServerProcess
 from notebook_kit.workspace import Workspace
 
 
@@ -93,55 +93,10 @@ def run_cli(
     return result
 
 
-class ServerProcess:
-    """``notebook-kit serve`` running as its own process."""
-
-    def __init__(self, home: Path, workers: int = 1) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "notebook_kit",
-                "serve",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(workers),
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"serve exited: {self.process.stderr.read().decode()}")
-            try:
-                httpx.get(self.url + "/", timeout=1)
-                return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("serve did not answer within 30 s")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stderr:
-            self.process.stderr.close()
-
-
 @pytest.fixture
 def server_process(sample_workspace: Workspace) -> Iterator[ServerProcess]:
     """A separately running ``notebook-kit serve`` over ``sample_workspace``."""
-    server = ServerProcess(sample_workspace.home)
+    server = ServerProcess(sample_workspace.home).start()
     yield server
     server.stop()
 
@@ -155,7 +110,7 @@ def start_server_process(
     started: list[ServerProcess] = []
 
     def start(workers: int = 1) -> ServerProcess:
-        server = ServerProcess(sample_workspace.home, workers)
+        server = ServerProcess(sample_workspace.home, workers=workers).start()
         started.append(server)
         return server
 
