@@ -12,6 +12,7 @@ from ..models import METHODS, Definition
 from ..workspace import Workspace
 from .constants import ConstantRows
 from .feedback import Status
+from .reference import ReferencePanel
 
 __all__ = ["FIELDS", "DefinitionForm"]
 
@@ -102,9 +103,10 @@ class DefinitionForm(widgets.VBox):
                 widgets.HTML("<b>Constants</b> (const.NAME in the action)"),
                 self.constants,
                 self.errors["constants"],
-                widgets.HTML("<b>Action</b> (req, res, const, fn, db)"),
+                widgets.HTML("<b>Action</b> (req, res, const, fn, db, http)"),
                 self.action,
                 self.errors["action"],
+                ReferencePanel(),
                 widgets.HTML("<b>User functions</b>"),
                 self.functions,
                 self.errors["functions"],
