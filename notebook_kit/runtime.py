@@ -27,6 +27,7 @@ from sanic import Sanic
 from sanic.exceptions import PayloadTooLarge
 from sanic.request import Request
 from sanic.response import HTTPResponse
+from sanic.response.types import BaseHTTPResponse
 
 from .actions import ActionRequest, ActionResponse, CompiledAction, render_response
 from .errors import ConflictError, NotFoundError, ValidationError
@@ -65,11 +66,26 @@ _FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 40
 _LogEntry = tuple[float, str, str, str, int, float, "tuple[str, str] | None", "str | None"]
 
 
-class _Response(HTTPResponse):
-    """An HTTPResponse that sends no Content-Type when none was chosen (Sanic would send
-    the text 'None')."""
+class _ActionAnswer(HTTPResponse):
+    """An action's answer, made without Sanic's header copies.
+
+    ``HTTPResponse.__init__`` builds an empty ``Header`` and then copies the given headers
+    into a second one; the action's ``res.headers`` (a ``CIMultiDict``, which offers all
+    Sanic does with response headers) is spent after the action and is handed over as it
+    is. The slots set here are all of ``BaseHTTPResponse``'s (checked at import). With no
+    content type chosen, no Content-Type is sent (Sanic would send the text 'None').
+    """
 
     __slots__ = ()
+
+    def __init__(self, body: bytes, status: int, headers: Any, content_type: str | None) -> None:
+        self.asgi = False
+        self.body = body
+        self.content_type = content_type
+        self.stream = None
+        self.status = status
+        self.headers = headers
+        self._cookies = None
 
     @property
     def processed_headers(self) -> Any:
@@ -80,6 +96,11 @@ class _Response(HTTPResponse):
                 for name, value in self.headers.items()
             )
         return super().processed_headers
+
+
+_RESPONSE_SLOTS = {"asgi", "body", "content_type", "stream", "status", "headers", "_cookies"}
+if set(BaseHTTPResponse.__slots__) != _RESPONSE_SLOTS:  # pragma: no cover
+    raise ImportError("sanic's BaseHTTPResponse changed its slots: review _ActionAnswer")
 
 
 def _has_key(request: Request, key: bytes) -> bool:
@@ -316,9 +337,7 @@ class Runtime:
                 except Exception as exc:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
-                    response_class = _Response if content_type is None else HTTPResponse
-                    # Sanic copies any mapping into its Header; its hint is narrower.
-                    response = response_class(body, status, headers, content_type)  # type: ignore[arg-type]
+                    response = _ActionAnswer(body, status, headers, content_type)
         self._pending_log.append(
             (
                 started,  # perf_counter time: the flush turns it into wall-clock time
