@@ -18,6 +18,8 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from .errors import BuiltinError
 __all__ = ["Database", "open_database"]
 
 Params = Sequence[Any] | dict[str, Any]
+_first = itemgetter(0)
 
 
 class Database:
@@ -36,7 +39,10 @@ class Database:
         self._local = threading.local()
 
     def _connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        try:
+            conn: sqlite3.Connection | None = self._local.conn
+        except AttributeError:
+            conn = None
         if conn is None:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -50,8 +56,11 @@ class Database:
             rows = cursor.fetchall()  # [] for a statement that returns no rows
             if not rows:
                 return []
-            columns = [column[0] for column in cursor.description]
-            return [dict(zip(columns, row, strict=False)) for row in rows]  # equal lengths
+            # C-level loops (this runs on most requests); a row has one value per column.
+            columns = tuple(map(_first, cursor.description))
+            if len(rows) == 1:
+                return [dict(zip(columns, rows[0]))]  # noqa: B905
+            return list(map(dict, map(zip, repeat(columns), rows)))
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 
