@@ -8,8 +8,9 @@ time; a changed path, method, expiry or signature fails, and so does a link past
 
 The base URL rule: the ``public_base_url`` setting when set (the address callers use,
 e.g. behind a proxy), else the scheme and ``Host`` of the request the action is answering
-(the runtime publishes it with ``set_current_request``). Outside a request (the studio's
-Test panel) without ``public_base_url`` there is no base URL and signing refuses.
+(one set with ``set_current_request``, else the request Sanic is serving in this context:
+the runtime adds nothing per request for this). Outside a request (the studio's Test
+panel) without ``public_base_url`` there is no base URL and signing refuses.
 """
 
 from __future__ import annotations
@@ -55,16 +56,26 @@ class _Origin(Protocol):
 _current_request: ContextVar[_Origin | None] = ContextVar("notebook_kit_request", default=None)
 
 
-# Called by the runtime before an action runs, so links point at the server asked. (The
-# ContextVar's own method: one C call on the request path.)
+# For a caller that answers requests without Sanic (and for tests): links point at it.
 set_current_request = _current_request.set
+
+
+def _serving_request() -> _Origin | None:
+    """The request the caller is answering: the one set here, else Sanic's current one
+    (Sanic sets it for every request it serves, in that request's context)."""
+    request = _current_request.get()
+    if request is None:
+        from sanic.request import Request  # only when a link is made
+
+        request = Request._current.get(None)
+    return request
 
 
 def base_url(public_base_url: str | None) -> str:
     """The base of presigned links, by the rule in the module docstring."""
     if public_base_url:
         return public_base_url.rstrip("/")
-    request = _current_request.get()
+    request = _serving_request()
     if request is None or not request.host:
         raise ValidationError(
             "no base URL for the link: set the public_base_url setting, or call this from "

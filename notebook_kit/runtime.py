@@ -34,7 +34,7 @@ from .errors import ConflictError, NotFoundError, ValidationError
 from .models import Application, Definition, Stage
 from .openapi import OPENAPI_PREFIX, build_document
 from .presign import PREFIX as FILES_PREFIX
-from .presign import check_signature, set_current_request, workspace_secret
+from .presign import check_signature, workspace_secret
 from .routing import Match, RouteTable
 from .storage import LocalFileStorage, default_content_type, resolve_root
 from .store import iso_time
@@ -317,7 +317,6 @@ class Runtime:
                 response = _runtime_answer(403, "Forbidden")
             else:
                 ident = action.ident
-                set_current_request(request)  # the base of links fn.getPresignedUrl makes
                 req = ActionRequest(
                     method,
                     path,
