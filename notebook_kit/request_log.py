@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .store_connection import StoreConnection
@@ -24,12 +24,24 @@ def iso_time(epoch: float) -> str:
     return f"{stamp}.{int((epoch - whole) * 1000):03d}Z"
 
 
+def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A stored batch as (at, stage, method, path, status, ms) rows."""
+    if rows and len(rows[0]) == 7:  # runtime entries: see append_requests
+        return [
+            (offset + started, stage, method, path, status, (ended - started) * 1000)
+            for started, ended, stage, (method, path), status, *_ in rows
+        ]
+    if offset:
+        return [(offset + row[0], *row[1:]) for row in rows]
+    return rows
+
+
 class RequestLog(StoreConnection):
     """Reads and writes of the request log and the per-action counters."""
 
     def append_requests(
         self,
-        rows: list[tuple[str, str, str, str, int, float]],
+        rows: Sequence[tuple[Any, ...]],
         keep: int,
         stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
         at_offset: float = 0.0,
@@ -39,6 +51,10 @@ class RequestLog(StoreConnection):
         ``at`` is seconds since the epoch (or ISO text); with ``at_offset``, it is a clock
         reading that the offset turns into epoch seconds when the log is read (so a busy
         server need not touch every row).
+
+        A row may also be the runtime's own entry, stored as it is and turned into the
+        columns above only when read: (started, ended, stage, (method, path), status, ...),
+        two clock readings and anything after the status ignored.
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None).
@@ -76,9 +92,7 @@ class RequestLog(StoreConnection):
         batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
         for (blob,) in batches:
             offset, rows = pickle.loads(blob)  # written by this module only
-            if offset:
-                rows = [(offset + row[0], *row[1:]) for row in rows]
-            entries[:0] = rows
+            entries[:0] = _as_columns(offset, rows)
             if limit is not None and len(entries) >= limit:
                 break
         if limit is not None:

@@ -45,11 +45,10 @@ __all__ = ["Runtime", "create_app"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _CORS = {"Access-Control-Allow-Origin": "*"}
-# Request-log entries: (perf_counter time, stage, method, path, status, ms, ident, error)
-_log_row = itemgetter(0, 1, 2, 3, 4, 5)
-_counter_key = itemgetter(1, 6)  # (stage, (app, API ID))
-_ran_action = itemgetter(6)
-_failed = itemgetter(7)
+# Request-log entries: see _LogEntry
+_counter_key = itemgetter(2, 5)  # (stage, (app, API ID))
+_ran_action = itemgetter(5)
+_failed = itemgetter(6)
 _MATCHES_KEPT = 4096
 _FLUSH_SECONDS = 0.1
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
@@ -62,8 +61,12 @@ _FILE_HEADERS = {
     "Cache-Control": "private, no-store",
 }
 _FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
-# perf_counter time, stage, method, path, status, ms, (app, API ID) that ran or None, error
-_LogEntry = tuple[float, str, str, str, int, float, "tuple[str, str] | None", "str | None"]
+# Started and ended (perf_counter times), stage, (method, path), status, (app, API ID) that
+# ran or None, error or None. The stage, the (method, path) pair and the ident are the
+# objects the route table keeps, shared by every entry of a path: the pickled batch
+# stores each once (see request_log.py for how entries are read back).
+_LogEntry = tuple[float, float, str, tuple[str, str], int, "tuple[str, str] | None", "str | None"]
+_Memo = tuple["Match[CompiledAction] | None", tuple[str, str]]
 
 
 class _ActionAnswer(HTTPResponse):
@@ -130,20 +133,22 @@ class _Stage:
     debug: bool
     # app ID -> (application, deployment id, served definitions): the OpenAPI source
     published: dict[str, tuple[Application, int, list[Definition]]]
-    # (method, raw path) -> what it matched: most calls repeat a few paths, so the tree is
-    # walked once per path. Bounded; it lives and dies with this stage's table.
-    matches: dict[tuple[str, str], Match[CompiledAction] | None] = field(default_factory=dict)
+    # (method, raw path) -> what it matched, and that key (the request log's shared copy):
+    # most calls repeat a few paths, so the tree is walked once per path. Bounded; it lives
+    # and dies with this stage's table.
+    matches: dict[tuple[str, str], _Memo] = field(default_factory=dict)
 
-    def match(self, method: str, parts: list[str]) -> Match[CompiledAction] | None:
+    def match(self, method: str, path: str, parts: list[str]) -> _Memo:
         """Walk the table for a path split on '/' (stage first) and remember the answer."""
         segments = [unquote(p) if "%" in p else p for p in parts[2:]]
         if len(segments) > 1 and not segments[-1]:
             segments.pop()  # tolerate one trailing slash
-        found = self.table.match(method, segments)
+        key = (method, path)
+        memo = (self.table.match(method, segments), key)
         if len(self.matches) >= _MATCHES_KEPT:
             self.matches.clear()
-        self.matches[method, "/".join(parts)] = found
-        return found
+        self.matches[key] = memo
+        return memo
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +269,7 @@ class Runtime:
             return
         # Every step is a C-level loop (map, filter, zip, Counter): this touches every
         # request the worker answered since the last flush.
-        ran = list(filter(_ran_action, pending))
+        ran = list(filter(_ran_action, pending))  # (counts and last entry per action)
         counts = Counter(map(_counter_key, ran))
         last = dict(zip(map(_counter_key, ran), ran, strict=True))
         failed = list(filter(_failed, ran))
@@ -276,18 +281,18 @@ class Runtime:
             error = last_error.get(key)
             stats.append(
                 (
-                    entry[1],
-                    *entry[6],
+                    entry[2],
+                    *entry[5],
                     counts[key],
                     error_counts[key],
                     entry[4],
                     iso_time(wall + entry[0]),
-                    error[7][:2000] if error else None,
+                    error[6][:2000] if error else None,
                     iso_time(wall + error[0]) if error else None,
                 )
             )
-        rows = list(map(_log_row, pending))
-        self.workspace.store.append_requests(rows, self.live.request_log_size, stats, wall)
+        store = self.workspace.store
+        store.append_requests(pending, self.live.request_log_size, stats, wall)
 
     # -- the request path ---------------------------------------------------------------
 
@@ -300,14 +305,16 @@ class Runtime:
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
         ident = error = None
+        method = request.method
         if stage is None:
+            stage_name, key = parts[1], (method, path)
             response = await self._reserved(request, live, parts)
         else:
-            method = request.method
+            stage_name = stage.name
             try:
-                match = stage.matches[method, path]
+                match, key = stage.matches[method, path]
             except KeyError:
-                match = stage.match(method, parts)
+                match, key = stage.match(method, path, parts)
             if match is None:
                 response = _runtime_answer(404, "Not Found")
             elif (action := match.endpoint) is None:
@@ -337,18 +344,9 @@ class Runtime:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
                     response = _ActionAnswer(body, status, headers, content_type)
-        self._pending_log.append(
-            (
-                started,  # perf_counter time: the flush turns it into wall-clock time
-                parts[1],
-                request.method,
-                path,
-                response.status,
-                (time.perf_counter() - started) * 1000,
-                ident,
-                error,
-            )
-        )
+        # perf_counter times: the log turns them into wall-clock time and a duration
+        entry = (started, time.perf_counter(), stage_name, key, response.status, ident, error)
+        self._pending_log.append(entry)
         return response
 
     @staticmethod
