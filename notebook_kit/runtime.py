@@ -46,7 +46,6 @@ log = logging.getLogger("notebook_kit.runtime")
 
 _CORS = {"Access-Control-Allow-Origin": "*"}
 # Request-log entries: see _LogEntry
-_counter_key = itemgetter(2, 5)  # (stage, (app, API ID))
 _ran_action = itemgetter(5)
 _failed = itemgetter(6)
 _MATCHES_KEPT = 4096
@@ -61,12 +60,16 @@ _FILE_HEADERS = {
     "Cache-Control": "private, no-store",
 }
 _FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
-# Started and ended (perf_counter times), stage, (method, path), status, (app, API ID) that
-# ran or None, error or None. The stage, the (method, path) pair and the ident are the
-# objects the route table keeps, shared by every entry of a path: the pickled batch
-# stores each once (see request_log.py for how entries are read back).
-_LogEntry = tuple[float, float, str, tuple[str, str], int, "tuple[str, str] | None", "str | None"]
-_Memo = tuple["Match[CompiledAction] | None", tuple[str, str]]
+# Started and ended (perf_counter times), stage, (method, path), status, (stage, app, API
+# ID) of the action that ran or None, error or None. The stage, the (method, path) pair and
+# the action's key are objects the stage keeps per path, shared by every entry of that
+# path: the pickled batch stores each once, and the flush counts without building keys
+# (see request_log.py for how entries are read back).
+_LogEntry = tuple[
+    float, float, str, tuple[str, str], int, "tuple[str, str, str] | None", "str | None"
+]
+# What a stage remembers of a path: the match, (method, path), the action's log key.
+_Memo = tuple["Match[CompiledAction] | None", tuple[str, str], "tuple[str, str, str] | None"]
 
 
 class _ActionAnswer(HTTPResponse):
@@ -133,9 +136,9 @@ class _Stage:
     debug: bool
     # app ID -> (application, deployment id, served definitions): the OpenAPI source
     published: dict[str, tuple[Application, int, list[Definition]]]
-    # (method, raw path) -> what it matched, and that key (the request log's shared copy):
-    # most calls repeat a few paths, so the tree is walked once per path. Bounded; it lives
-    # and dies with this stage's table.
+    # (method, raw path) -> what it matched, with the request log's shared keys: most calls
+    # repeat a few paths, so the tree is walked once per path. Bounded; it lives and dies
+    # with this stage's table.
     matches: dict[tuple[str, str], _Memo] = field(default_factory=dict)
 
     def match(self, method: str, path: str, parts: list[str]) -> _Memo:
@@ -144,7 +147,9 @@ class _Stage:
         if len(segments) > 1 and not segments[-1]:
             segments.pop()  # tolerate one trailing slash
         key = (method, path)
-        memo = (self.table.match(method, segments), key)
+        found = self.table.match(method, segments)
+        action = found.endpoint if found is not None else None
+        memo = (found, key, None if action is None else (self.name, *action.ident))
         if len(self.matches) >= _MATCHES_KEPT:
             self.matches.clear()
         self.matches[key] = memo
@@ -269,20 +274,20 @@ class Runtime:
             return
         # Every step is a C-level loop (map, filter, zip, Counter): this touches every
         # request the worker answered since the last flush.
-        ran = list(filter(_ran_action, pending))  # (counts and last entry per action)
-        counts = Counter(map(_counter_key, ran))
-        last = dict(zip(map(_counter_key, ran), ran, strict=True))
-        failed = list(filter(_failed, ran))
-        error_counts = Counter(map(_counter_key, failed))
-        last_error = dict(zip(map(_counter_key, failed), failed, strict=True))
+        # Keyed by the entries' own (stage, app, API ID) objects; None: no action ran.
+        counts = Counter(map(_ran_action, pending))
+        last = dict(zip(map(_ran_action, pending), pending, strict=True))
+        last.pop(None, None)
+        failed = list(filter(_failed, pending))  # only requests whose action raised
+        error_counts = Counter(map(_ran_action, failed))
+        last_error = dict(zip(map(_ran_action, failed), failed, strict=True))
         wall = time.time() - time.perf_counter()  # entries carry perf_counter times
         stats = []
         for key, entry in last.items():
             error = last_error.get(key)
             stats.append(
                 (
-                    entry[2],
-                    *entry[5],
+                    *key,
                     counts[key],
                     error_counts[key],
                     entry[4],
@@ -304,7 +309,7 @@ class Runtime:
         path = request.path
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
-        ident = error = None
+        ran = error = None
         method = request.method
         if stage is None:
             stage_name, key = parts[1], (method, path)
@@ -312,9 +317,9 @@ class Runtime:
         else:
             stage_name = stage.name
             try:
-                match, key = stage.matches[method, path]
+                match, key, action_key = stage.matches[method, path]
             except KeyError:
-                match, key = stage.match(method, path, parts)
+                match, key, action_key = stage.match(method, path, parts)
             if match is None:
                 response = _runtime_answer(404, "Not Found")
             elif (action := match.endpoint) is None:
@@ -323,7 +328,7 @@ class Runtime:
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = _runtime_answer(403, "Forbidden")
             else:
-                ident = action.ident
+                ran = action_key
                 req = ActionRequest(
                     method,
                     path,
@@ -345,7 +350,7 @@ class Runtime:
                 else:
                     response = _ActionAnswer(body, status, headers, content_type)
         # perf_counter times: the log turns them into wall-clock time and a duration
-        entry = (started, time.perf_counter(), stage_name, key, response.status, ident, error)
+        entry = (started, time.perf_counter(), stage_name, key, response.status, ran, error)
         self._pending_log.append(entry)
         return response
 
