@@ -78,8 +78,7 @@ class _ActionAnswer(HTTPResponse):
     ``HTTPResponse.__init__`` builds an empty ``Header`` and then copies the given headers
     into a second one; the action's ``res.headers`` (a ``CIMultiDict``, which offers all
     Sanic does with response headers) is spent after the action and is handed over as it
-    is. The slots set here are all of ``BaseHTTPResponse``'s (checked at import). With no
-    content type chosen, no Content-Type is sent (Sanic would send the text 'None').
+    is. The slots set here are all of ``BaseHTTPResponse``'s (checked at import).
     """
 
     __slots__ = ()
@@ -93,15 +92,21 @@ class _ActionAnswer(HTTPResponse):
         self.headers = headers
         self._cookies = None
 
+
+class _UntypedAnswer(_ActionAnswer):
+    """An action's answer without a content type: no Content-Type is sent (Sanic would
+    send the text 'None'). A class of its own, so the common answer keeps Sanic's
+    ``processed_headers`` as it is."""
+
+    __slots__ = ()
+
     @property
     def processed_headers(self) -> Any:
-        if self.content_type is None:
-            clean = self._sanitize_header_value  # strips CR/LF: no header injection
-            return (
-                (clean(name).encode("ascii"), clean(f"{value}").encode(errors="surrogateescape"))
-                for name, value in self.headers.items()
-            )
-        return super().processed_headers
+        clean = self._sanitize_header_value  # strips CR/LF: no header injection
+        return (
+            (clean(name).encode("ascii"), clean(f"{value}").encode(errors="surrogateescape"))
+            for name, value in self.headers.items()
+        )
 
 
 _RESPONSE_SLOTS = {"asgi", "body", "content_type", "stream", "status", "headers", "_cookies"}
@@ -348,7 +353,8 @@ class Runtime:
                 except Exception as exc:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
-                    response = _ActionAnswer(body, status, headers, content_type)
+                    answer = _UntypedAnswer if content_type is None else _ActionAnswer
+                    response = answer(body, status, headers, content_type)
         # perf_counter times: the log turns them into wall-clock time and a duration
         entry = (started, time.perf_counter(), stage_name, key, response.status, ran, error)
         self._pending_log.append(entry)
