@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl
@@ -130,6 +131,40 @@ def _json_default(value: Any) -> Any:
 
 # One encoder for every response: json.dumps with ``default=`` would build a new one per call.
 _JSON = json.JSONEncoder(default=_json_default)
+_encoders = threading.local()
+
+
+def _json_bytes(body: Any) -> bytes:
+    """``body`` as ``_JSON`` encodes it, through a C encoder kept per thread.
+
+    ``JSONEncoder.encode`` builds a new C encoder (and its dict of containers being
+    encoded, for the circular-reference check) on every call: about half the cost of a
+    small answer. The dict is emptied again by every encoding that completes, and cleared
+    here after one that fails; one per thread, as the ``default`` hook may switch threads.
+    """
+    try:
+        encode, markers = _encoders.c
+    except AttributeError:
+        if c_make_encoder is None:  # a Python without the C accelerator
+            return _JSON.encode(body).encode()
+        markers = {}
+        encode = c_make_encoder(
+            markers,
+            _json_default,
+            encode_basestring_ascii,
+            None,
+            _JSON.key_separator,
+            _JSON.item_separator,
+            False,  # sort_keys
+            False,  # skipkeys
+            True,  # allow_nan
+        )
+        _encoders.c = (encode, markers)
+    try:
+        return "".join(encode(body, 0)).encode()
+    except BaseException:
+        markers.clear()
+        raise
 
 
 def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, str | None]:
@@ -162,7 +197,7 @@ def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, 
     elif kind is bytes:
         data = body
     elif isinstance(body, (dict, list)):
-        data = _JSON.encode(body).encode()
+        data = _json_bytes(body)
         content_type = content_type or "application/json"
     elif isinstance(body, str):
         data = body.encode()
