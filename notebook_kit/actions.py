@@ -190,7 +190,10 @@ def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, 
     content_type = None if chosen is None else str(chosen[-1])
     body = res.body
     kind = body.__class__
-    if kind is str:
+    if kind is dict:  # the usual answers first
+        data = _json_bytes(body)
+        content_type = content_type or "application/json"
+    elif kind is str:
         data = body.encode()
     elif body is None:
         data = b""

@@ -52,7 +52,8 @@ class Database:
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
         try:
-            cursor = self._connection().execute(sql, params)
+            conn = getattr(self._local, "conn", None) or self._connection()
+            cursor = conn.execute(sql, params)
             rows = cursor.fetchall()  # [] for a statement that returns no rows
             if not rows:
                 return []
