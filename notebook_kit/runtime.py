@@ -306,9 +306,11 @@ class Runtime:
 
     # -- the request path ---------------------------------------------------------------
 
-    async def handle(self, request: Request, **_: Any) -> HTTPResponse:
+    async def handle(self, request: Request, rest: str = "") -> HTTPResponse:
         """Every request. The deployed-API path is written out here, in one function,
-        because it runs for every call: it adds as little as it can to Sanic's own work."""
+        because it runs for every call: it adds as little as it can to Sanic's own work.
+        (``rest`` is the catch-all route's parameter, named so Sanic's call binds it
+        without building a dict of keyword arguments; the path is read from ``request``.)"""
         started = time.perf_counter()
         live = self.live  # one read: this request sees one consistent state
         path = request.path
