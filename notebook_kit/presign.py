@@ -8,9 +8,10 @@ time; a changed path, method, expiry or signature fails, and so does a link past
 
 The base URL rule: the ``public_base_url`` setting when set (the address callers use,
 e.g. behind a proxy), else the scheme and ``Host`` of the request the action is answering
-(one set with ``set_current_request``, else the request Sanic is serving in this context:
-the runtime adds nothing per request for this). Outside a request (the studio's Test
-panel) without ``public_base_url`` there is no base URL and signing refuses.
+(one set with ``set_current_request``, else the one the server registered with
+``use_serving_request`` finds in this context: the runtime adds nothing per request).
+Outside a request (the studio's Test panel) without ``public_base_url`` there is no base
+URL and signing refuses.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Protocol
 from urllib.parse import quote
@@ -34,6 +36,7 @@ __all__ = [
     "presigned_url",
     "set_current_request",
     "sign",
+    "use_serving_request",
     "workspace_secret",
 ]
 
@@ -54,20 +57,25 @@ class _Origin(Protocol):
 
 
 _current_request: ContextVar[_Origin | None] = ContextVar("notebook_kit_request", default=None)
+# Where to find the request being served when none was set here. The runtime registers its
+# server's own lookup once (``use_serving_request``), so nothing is set per request and
+# this module needs no web framework.
+_serving_lookup: list[Callable[[], _Origin | None]] = []
 
-
-# For a caller that answers requests without Sanic (and for tests): links point at it.
+# For a caller that answers requests itself (and for tests): links point at it.
 set_current_request = _current_request.set
 
 
-def _serving_request() -> _Origin | None:
-    """The request the caller is answering: the one set here, else Sanic's current one
-    (Sanic sets it for every request it serves, in that request's context)."""
-    request = _current_request.get()
-    if request is None:
-        from sanic.request import Request  # only when a link is made
+def use_serving_request(lookup: Callable[[], _Origin | None]) -> None:
+    """Register how to find the request a server is answering in the current context."""
+    _serving_lookup[:] = [lookup]
 
-        request = Request._current.get(None)
+
+def _serving_request() -> _Origin | None:
+    """The request the caller is answering: the one set here, else the server's."""
+    request = _current_request.get()
+    if request is None and _serving_lookup:
+        request = _serving_lookup[0]()
     return request
 
 

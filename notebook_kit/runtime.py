@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from sanic import Sanic
-from sanic.exceptions import PayloadTooLarge
+from sanic.exceptions import PayloadTooLarge, SanicException
 from sanic.request import Request
 from sanic.response import HTTPResponse
 from sanic.response.types import BaseHTTPResponse
@@ -34,7 +34,7 @@ from .errors import ConflictError, NotFoundError, ValidationError
 from .models import Application, Definition, Stage
 from .openapi import OPENAPI_PREFIX, build_document
 from .presign import PREFIX as FILES_PREFIX
-from .presign import check_signature, workspace_secret
+from .presign import check_signature, use_serving_request, workspace_secret
 from .routing import Match, RouteTable
 from .storage import LocalFileStorage, default_content_type, resolve_root
 from .store import iso_time
@@ -452,6 +452,14 @@ class Runtime:
         return HTTPResponse(json.dumps(answer), 201 if created else 200, _CORS, "application/json")
 
 
+def _serving_request() -> Request | None:
+    """The request Sanic is answering in this context, if any."""
+    try:
+        return Request.get_current()
+    except SanicException:
+        return None
+
+
 def create_app(
     workspace: Workspace | str | None = None, name: str = "notebook_kit", *, touchup: bool = True
 ) -> Sanic:
@@ -463,6 +471,7 @@ def create_app(
     """
     if not isinstance(workspace, Workspace):
         workspace = Workspace(workspace)
+    use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
     runtime = Runtime(workspace)
     Sanic._app_registry.pop(name, None)  # a notebook may build the app again
     app = Sanic(name, configure_logging=False)
