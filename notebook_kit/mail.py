@@ -209,7 +209,8 @@ def send_mail(param: Any, config: SmtpConfig, read_file: ReadFile | None = None)
     ``refused`` maps addresses the server turned down to its answer; if it turns down
     all of them, or the server cannot be reached, BuiltinError is raised.
     """
-    if not config.configured:
+    host = config.host
+    if not config.configured or host is None:
         raise BuiltinError("sendMail: no SMTP server configured (set the smtp_host setting)")
     message, recipients = build_message(param, config.sender, read_file)
     sender = message["From"].addresses[0].addr_spec
@@ -218,11 +219,9 @@ def send_mail(param: Any, config: SmtpConfig, read_file: ReadFile | None = None)
     try:
         smtp: smtplib.SMTP
         if config.ssl:
-            smtp = smtplib.SMTP_SSL(
-                config.host, config.effective_port, timeout=_TIMEOUT, context=context
-            )
+            smtp = smtplib.SMTP_SSL(host, config.effective_port, timeout=_TIMEOUT, context=context)
         else:
-            smtp = smtplib.SMTP(config.host, config.effective_port, timeout=_TIMEOUT)
+            smtp = smtplib.SMTP(host, config.effective_port, timeout=_TIMEOUT)
         with smtp:
             if config.starttls and not config.ssl:
                 smtp.starttls(context=context)

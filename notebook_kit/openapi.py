@@ -148,11 +148,11 @@ def _responses(definition: Definition) -> dict[str, Any]:
         runtime.append("403")
     if definition.method in _BODY_METHODS:
         runtime.append("413")
-    for status in runtime:
-        if status in responses:
-            responses[status] = _merge(responses[status], status)
+    for code in runtime:
+        if code in responses:
+            responses[code] = _merge(responses[code], code)
         else:
-            responses[status] = {"$ref": f"#/components/responses/{_RUNTIME_ANSWERS[status][0]}"}
+            responses[code] = {"$ref": f"#/components/responses/{_RUNTIME_ANSWERS[code][0]}"}
     if computed:
         responses["default"] = _action_response(
             definition, "Any other status: the action computes res.statusCode at run time."

@@ -88,7 +88,7 @@ class RequestLog(StoreConnection):
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
-        entries: list[list[Any]] = []
+        entries: list[Any] = []
         batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
         for (blob,) in batches:
             offset, rows = pickle.loads(blob)  # written by this module only

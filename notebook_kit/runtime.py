@@ -78,7 +78,7 @@ class _ActionAnswer(HTTPResponse):
     ``HTTPResponse.__init__`` builds an empty ``Header`` and then copies the given headers
     into a second one; the action's ``res.headers`` (a ``CIMultiDict``, which offers all
     Sanic does with response headers) is spent after the action and is handed over as it
-    is. The slots set here are all of ``BaseHTTPResponse``'s (checked at import).
+    is. The slots set here are all of ``BaseHTTPResponse``'s (checked below).
     """
 
     __slots__ = ()
@@ -93,7 +93,15 @@ class _ActionAnswer(HTTPResponse):
         self._cookies = None
 
 
-class _UntypedAnswer(_ActionAnswer):
+# The shortcut sets every slot of Sanic's response itself; a Sanic whose response has
+# other slots gets its own constructor instead (slower, never wrong).
+_RESPONSE_SLOTS = {"asgi", "body", "content_type", "stream", "status", "headers", "_cookies"}
+_Answer: type[HTTPResponse] = (
+    _ActionAnswer if set(BaseHTTPResponse.__slots__) == _RESPONSE_SLOTS else HTTPResponse
+)
+
+
+class _UntypedAnswer(_Answer):  # type: ignore[valid-type,misc]
     """An action's answer without a content type: no Content-Type is sent (Sanic would
     send the text 'None'). A class of its own, so the common answer keeps Sanic's
     ``processed_headers`` as it is."""
@@ -107,11 +115,6 @@ class _UntypedAnswer(_ActionAnswer):
             (clean(name).encode("ascii"), clean(f"{value}").encode(errors="surrogateescape"))
             for name, value in self.headers.items()
         )
-
-
-_RESPONSE_SLOTS = {"asgi", "body", "content_type", "stream", "status", "headers", "_cookies"}
-if set(BaseHTTPResponse.__slots__) != _RESPONSE_SLOTS:  # pragma: no cover
-    raise ImportError("sanic's BaseHTTPResponse changed its slots: review _ActionAnswer")
 
 
 def _has_key(request: Request, key: bytes) -> bool:
@@ -355,8 +358,8 @@ class Runtime:
                 except Exception as exc:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
-                    answer = _UntypedAnswer if content_type is None else _ActionAnswer
-                    response = answer(body, status, headers, content_type)
+                    answer = _UntypedAnswer if content_type is None else _Answer
+                    response = answer(body, status, headers, content_type)  # type: ignore[arg-type]
         # perf_counter times: the log turns them into wall-clock time and a duration
         entry = (started, time.perf_counter(), stage_name, key, response.status, ran, error)
         self._pending_log.append(entry)

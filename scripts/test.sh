@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up a fresh machine and run every check: lint, format, the whole test suite.
+# Set up a fresh machine and run every check: lint, format, types, the whole test suite.
 # This is the README's test command; .ci/run calls it, so CI proves the README.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh -m "not slow"`).
 set -euo pipefail
@@ -21,4 +21,5 @@ python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 ruff check notebook_kit tests bench
 ruff format --check notebook_kit tests bench
+mypy notebook_kit --ignore-missing-imports
 python3 -m pytest "$@"
