@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import pickle
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from .store_connection import StoreConnection
 
-__all__ = ["RequestLog", "iso_time"]
+__all__ = ["RequestLog", "action_counters", "iso_time"]
 
 
 def iso_time(epoch: float) -> str:
@@ -34,6 +36,44 @@ def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, .
     if offset:
         return [(offset + row[0], *row[1:]) for row in rows]
     return rows
+
+
+# A runtime's log entry: started and ended (perf_counter times), stage, (method, path),
+# status, the (stage, app, API ID) of the action that ran or None, its error or None.
+_ran_action = itemgetter(5)
+_failed = itemgetter(6)
+
+
+def action_counters(
+    entries: list[tuple[Any, ...]], wall: float
+) -> list[tuple[str, str, str, int, int, int, str, str | None, str | None]]:
+    """Per action that ran: (stage, app, API ID, requests, errors, last status, last
+    request at, last error, last error at), from a batch of log entries; ``wall`` turns
+    their clock readings into epoch seconds.
+
+    Every step is a C-level loop (map, filter, zip, Counter): this touches every request a
+    worker answered since its last flush. Entries are keyed by their own (stage, app, API
+    ID) objects, which a stage shares between all requests to one path.
+    """
+    counts = Counter(map(_ran_action, entries))
+    last = dict(zip(map(_ran_action, entries), entries, strict=True))
+    last.pop(None, None)
+    failed = list(filter(_failed, entries))  # only requests whose action raised
+    error_counts = Counter(map(_ran_action, failed))
+    last_error = dict(zip(map(_ran_action, failed), failed, strict=True))
+    return [
+        (
+            *key,
+            counts[key],
+            error_counts[key],
+            entry[4],
+            iso_time(wall + entry[0]),
+            error[6][:2000] if error else None,
+            iso_time(wall + error[0]) if error else None,
+        )
+        for key, entry in last.items()
+        for error in (last_error.get(key),)
+    ]
 
 
 class RequestLog(StoreConnection):

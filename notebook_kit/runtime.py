@@ -17,11 +17,9 @@ import hmac
 import json
 import logging
 import time
-from collections import Counter
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from sanic import Sanic
 from sanic.exceptions import PayloadTooLarge, SanicException
@@ -30,14 +28,13 @@ from sanic.response import HTTPResponse
 from sanic.response.types import BaseHTTPResponse
 
 from .actions import ActionRequest, ActionResponse, CompiledAction, render_response
-from .errors import ConflictError, NotFoundError, ValidationError
+from .file_links import answer_file_link
 from .models import Application, Definition, Stage
 from .openapi import OPENAPI_PREFIX, build_document
 from .presign import PREFIX as FILES_PREFIX
-from .presign import check_signature, use_serving_request, workspace_secret
+from .presign import use_serving_request
+from .request_log import action_counters
 from .routing import Match, RouteTable
-from .storage import LocalFileStorage, default_content_type, resolve_root
-from .store import iso_time
 from .workspace import Workspace
 
 __all__ = ["Runtime", "create_app"]
@@ -45,21 +42,10 @@ __all__ = ["Runtime", "create_app"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _CORS = {"Access-Control-Allow-Origin": "*"}
-# Request-log entries: see _LogEntry
-_ran_action = itemgetter(5)
-_failed = itemgetter(6)
 _MATCHES_KEPT = 4096
 _FLUSH_SECONDS = 0.1
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
-# A served file may be HTML someone uploaded: never let it script this origin.
-_FILE_HEADERS = {
-    **_CORS,
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "sandbox",
-    "Cache-Control": "private, no-store",
-}
-_FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
 # Started and ended (perf_counter times), stage, (method, path), status, (stage, app, API
 # ID) of the action that ran or None, error or None. The stage, the (method, path) pair and
 # the action's key are objects the stage keeps per path, shared by every entry of that
@@ -280,30 +266,8 @@ class Runtime:
             pending, self._pending_log = self._pending_log, []
         if not pending:
             return
-        # Every step is a C-level loop (map, filter, zip, Counter): this touches every
-        # request the worker answered since the last flush.
-        # Keyed by the entries' own (stage, app, API ID) objects; None: no action ran.
-        counts = Counter(map(_ran_action, pending))
-        last = dict(zip(map(_ran_action, pending), pending, strict=True))
-        last.pop(None, None)
-        failed = list(filter(_failed, pending))  # only requests whose action raised
-        error_counts = Counter(map(_ran_action, failed))
-        last_error = dict(zip(map(_ran_action, failed), failed, strict=True))
         wall = time.time() - time.perf_counter()  # entries carry perf_counter times
-        stats = []
-        for key, entry in last.items():
-            error = last_error.get(key)
-            stats.append(
-                (
-                    *key,
-                    counts[key],
-                    error_counts[key],
-                    entry[4],
-                    iso_time(wall + entry[0]),
-                    error[6][:2000] if error else None,
-                    iso_time(wall + error[0]) if error else None,
-                )
-            )
+        stats = action_counters(pending, wall)
         store = self.workspace.store
         store.append_requests(pending, self.live.request_log_size, stats, wall)
 
@@ -397,62 +361,22 @@ class Runtime:
         return HTTPResponse(json.dumps(document, indent=2), 200, dict(_CORS), "application/json")
 
     async def _files(self, request: Request) -> HTTPResponse:
-        """``/_files/{path}?expires=..&signature=..``: a presigned GET or PUT of one file
-        (see presign.py). A bad link gets 403 before anything is read or written."""
-        method = request.method
-        if method == "OPTIONS":
-            allow = {"Access-Control-Allow-Methods": "GET, PUT, OPTIONS"}
-            allow["Access-Control-Allow-Headers"] = "content-type"
-            return HTTPResponse(None, 204, {**_CORS, **allow})
-        if method not in ("GET", "PUT"):
-            return _runtime_answer(405, "Method Not Allowed", {"Allow": "GET, PUT, OPTIONS"})
+        """``/_files/{path}?...``: a presigned link (see file_links.py), answered off the
+        event loop since it reads or writes a file."""
         args = request.args
-        link = (method, request.path, args.get("expires"), args.get("signature"))
-        body, content_type = request.body, request.headers.get("content-type")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self._serve_file, *link, body, content_type)
-
-    def _serve_file(
-        self,
-        method: str,
-        raw_path: str,
-        expires: str | None,
-        signature: str | None,
-        body: bytes,
-        content_type: str | None,
-    ) -> HTTPResponse:
-        ws = self.workspace
-        path = unquote(raw_path[len(FILES_PREFIX) :])
-        secret = workspace_secret(ws.store, ws.setting("presign_secret"))
-        reason = check_signature(secret, method, path, expires, signature)
-        if reason is not None:
-            return _runtime_answer(403, f"Forbidden: {reason}")
-        try:
-            storage = LocalFileStorage(resolve_root(ws.home, ws.setting("files_root")))
-            if method == "GET":
-                stored = storage.read(path)
-                headers = dict(_FILE_HEADERS)
-                filename = stored.info.metadata.get("filename")
-                if filename:
-                    headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(filename)}"
-                return HTTPResponse(stored.data, 200, headers, stored.info.content_type)
-            limit = ws.setting("max_file_bytes")
-            if len(body) > limit:
-                return _runtime_answer(413, f"The file is larger than {limit} bytes")
-            try:
-                storage.stat(path)
-                created = False
-            except NotFoundError:
-                created = True
-            info = storage.write(path, body, content_type or default_content_type(path, body))
-        except Exception as exc:
-            status = next((s for kind, s in _FILE_ERRORS if isinstance(exc, kind)), None)
-            if status is None:
-                raise
-            return _runtime_answer(status, str(exc))
-        answer = {"path": info.path, "contentType": info.content_type, "size": info.size}
-        answer["modified"] = info.modified
-        return HTTPResponse(json.dumps(answer), 201 if created else 200, _CORS, "application/json")
+        answer = await loop.run_in_executor(
+            None,
+            answer_file_link,
+            self.workspace,
+            request.method,
+            request.path,
+            args.get("expires"),
+            args.get("signature"),
+            request.body,
+            request.headers.get("content-type"),
+        )
+        return HTTPResponse(answer.body, answer.status, answer.headers, answer.content_type)
 
 
 def _serving_request() -> Request | None:
