@@ -328,13 +328,7 @@ class Definition:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "app": self.app,
-            "id": self.id,
-            "label": self.label,
-            "method": self.method,
-            "resource": self.resource,
-            "content_type": self.content_type,
-            "requires_auth": self.requires_auth,
+            **self.summary(),
             "action": self.action,
             "functions": self.functions,
             "constants": [c.to_dict() for c in self.constants],
