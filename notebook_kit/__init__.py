@@ -7,6 +7,7 @@
 
 import typing
 
+from .domain.models import Application, Constant, Definition, Deployment, Stage
 from .errors import (
     ActionSyntaxError,
     BuiltinError,
@@ -18,23 +19,22 @@ from .errors import (
     StoreError,
     ValidationError,
 )
-from .models import Application, Constant, Definition, Deployment, Stage
-from .server import BackgroundServer
-from .workspace import Workspace
+from .runtime.server import BackgroundServer
+from .workspace.workspace import Workspace
 
 __version__ = "0.1.0"
 
 
 def studio(ws: Workspace | None = None) -> typing.Any:
     """The notebook studio (an ipywidgets ``Studio``) over ``ws`` (default ``Workspace()``)."""
-    from .ui import Studio  # ipywidgets only when the studio is asked for
+    from .notebook.ui import Studio  # ipywidgets only when the studio is asked for
 
     return Studio(ws if ws is not None else Workspace())
 
 
 def load_ipython_extension(ipython: typing.Any) -> None:
     """``%load_ext notebook_kit``: registers the ``%%notebook_kit`` cell magic."""
-    from .magic import load_ipython_extension as load
+    from .notebook.magic import load_ipython_extension as load
 
     load(ipython)
 

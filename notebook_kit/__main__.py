@@ -1,5 +1,5 @@
 """``python -m notebook_kit`` is the ``notebook-kit`` command."""
 
-from .cli import main
+from .cli.main import main
 
 main()

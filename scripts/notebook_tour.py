@@ -21,7 +21,7 @@ running in this kernel:
     code('''
 import time
 
-from notebook_kit.sample import EMPLOYEE_TABLE, EMPLOYEES, sample_definitions
+from notebook_kit.domain.sample import EMPLOYEE_TABLE, EMPLOYEES, sample_definitions
 
 with ws.database.transaction() as db:  # the data the employee lookup reads
     db.execute(EMPLOYEE_TABLE)

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from notebook_kit.server import BackgroundServer
-from notebook_kit.server_process import ServerProcess
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.runtime.server_process import ServerProcess
+from notebook_kit.workspace.workspace import Workspace
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from notebook_kit.models import Constant
-from notebook_kit.workspace import Workspace
+from notebook_kit.domain.models import Constant
+from notebook_kit.workspace.workspace import Workspace
 
 APP = "probe"
 CORS = "*"

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from test_fn_files import Api, deployed_api
 
-from notebook_kit.artifacts import render_html
-from notebook_kit.workspace import Workspace
+from notebook_kit.builtins.artifacts import render_html
+from notebook_kit.workspace.workspace import Workspace
 
 REPORT = "<h1>$title</h1><p>for ${customer.name}: $$${total}</p>$items"
 DATA = {

@@ -33,8 +33,8 @@ import httpx
 import nbformat
 import pytest
 
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect

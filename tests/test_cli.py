@@ -17,9 +17,9 @@ import pytest
 from conftest import run_cli
 from dulwich.repo import Repo
 
-from notebook_kit.cli import main
-from notebook_kit.models import Constant
-from notebook_kit.workspace import Workspace
+from notebook_kit.cli.main import main
+from notebook_kit.domain.models import Constant
+from notebook_kit.workspace.workspace import Workspace
 
 Result = subprocess.CompletedProcess[str]
 

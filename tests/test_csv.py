@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from notebook_kit.builtins.functions import Functions
 from notebook_kit.errors import BuiltinError
-from notebook_kit.functions import Functions
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,11 @@ import httpx
 import pytest
 from pg import postgres_url  # noqa: F401  (the session fixture, used by name below)
 
-from notebook_kit.database import Database, open_database
+from notebook_kit.builtins.db import Database, open_database
+from notebook_kit.builtins.sql_db import SqlDatabase, positional_to_named
 from notebook_kit.errors import BuiltinError
-from notebook_kit.server import BackgroundServer
-from notebook_kit.sql_database import SqlDatabase, positional_to_named
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 _TABLE = "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL)"
 

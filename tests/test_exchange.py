@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from notebook_kit.domain.exchange import FORMAT, from_document
+from notebook_kit.domain.models import Constant
 from notebook_kit.errors import ConflictError, FormatError, ValidationError
-from notebook_kit.exchange import FORMAT, from_document
-from notebook_kit.models import Constant
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 
 def dump(ws: Workspace) -> list[str]:

@@ -14,9 +14,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from notebook_kit import presign
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.builtins import presign
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 # One action that calls fn.<name>(*args) from a JSON body; bytes travel as {"base64": ...}.
 CALL = """

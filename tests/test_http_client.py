@@ -9,10 +9,10 @@ import httpx
 import pytest
 from local_api import LocalApi, local_api  # noqa: F401  (fixture)
 
+from notebook_kit.builtins.http import HttpClient, shared_client
 from notebook_kit.errors import BuiltinError
-from notebook_kit.http_client import HttpClient, shared_client
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 
 def test_json_helpers_send_and_decode(local_api: LocalApi) -> None:  # noqa: F811

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from polling import stays, wait_until
 
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 APP = "live"
 

@@ -9,10 +9,10 @@ import httpx
 import pytest
 from smtp import PASSWORD, USER, SmtpServer, smtp_server  # noqa: F401  (fixture)
 
+from notebook_kit.builtins.functions import Functions
 from notebook_kit.errors import BuiltinError
-from notebook_kit.functions import Functions
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 
 @pytest.fixture

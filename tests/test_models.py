@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notebook_kit.errors import ValidationError
-from notebook_kit.models import (
+from notebook_kit.domain.models import (
     Application,
     Constant,
     Definition,
@@ -21,6 +20,7 @@ from notebook_kit.models import (
     split_resource,
     validate_id,
 )
+from notebook_kit.errors import ValidationError
 
 
 def make(**overrides: Any) -> Definition:

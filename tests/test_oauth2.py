@@ -11,10 +11,10 @@ import httpx
 import pytest
 from local_api import CLIENT_ID, CLIENT_SECRET, LocalApi, local_api  # noqa: F401
 
-from notebook_kit import oauth2
+from notebook_kit.builtins import oauth2
 from notebook_kit.errors import BuiltinError
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 
 @pytest.fixture(autouse=True)

@@ -20,10 +20,10 @@ from schemathesis.checks import (
 )
 from schemathesis.core.failures import FailureGroup
 
+from notebook_kit.domain.openapi import action_statuses, document_path
 from notebook_kit.errors import NotFoundError
-from notebook_kit.openapi import action_statuses, document_path
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 # What "conforms to the document" means here; ignored_auth would re-send with made-up keys.
 CONFORMANCE = [

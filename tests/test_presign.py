@@ -8,9 +8,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
-from notebook_kit import presign
+from notebook_kit.builtins import presign
 from notebook_kit.errors import ValidationError
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 SECRET = b"k" * 32
 NOW = 1_700_000_000

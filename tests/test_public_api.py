@@ -11,7 +11,7 @@ import pytest
 
 import notebook_kit
 from notebook_kit import errors
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 
 def test_exported_members_match_all() -> None:

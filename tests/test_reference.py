@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from notebook_kit.reference import action_reference
-from notebook_kit.ui.reference import ReferencePanel
+from notebook_kit.builtins.reference import action_reference
+from notebook_kit.notebook.ui.reference import ReferencePanel
 
 SPEC_BUILTINS = [
     "getFile", "getFileNames", "putFile", "deleteFile", "getUsers", "createUser", "updateUser",

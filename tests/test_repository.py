@@ -11,7 +11,7 @@ from dulwich.patch import write_tree_diff
 from dulwich.repo import Repo
 
 from notebook_kit.errors import ConflictError, NotFoundError, ValidationError
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 
 def tree_files(repo: Repo, commit_id: bytes) -> dict[str, bytes]:

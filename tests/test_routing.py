@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from notebook_kit import routing
+from notebook_kit.domain import routing
+from notebook_kit.domain.models import Definition
+from notebook_kit.domain.routing import RouteTable, check_routes, count_resources, resource_tree
 from notebook_kit.errors import ConflictError
-from notebook_kit.models import Definition
-from notebook_kit.routing import RouteTable, check_routes, count_resources, resource_tree
 
 
 def d(

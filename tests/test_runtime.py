@@ -17,8 +17,8 @@ import pytest
 from polling import wait_until
 from probe import APP, CORS, ECHO_ACTION, probe_home
 
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 
 @pytest.fixture(scope="module")

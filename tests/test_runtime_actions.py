@@ -11,7 +11,7 @@ import httpx
 import pytest
 from probe import probe_home
 
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 
 @pytest.fixture(scope="module")

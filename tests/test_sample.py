@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notebook_kit.sample import CALCULATOR_FUNCTIONS, EMPLOYEES
-from notebook_kit.workspace import Workspace
+from notebook_kit.domain.sample import CALCULATOR_FUNCTIONS, EMPLOYEES
+from notebook_kit.workspace.workspace import Workspace
 
 STAGES = ("dev", "prod")
 CALCULATOR = "/{stage}/restapi_sample/calculator"

@@ -8,8 +8,8 @@ import socket
 import httpx
 import pytest
 
-from notebook_kit.server import BackgroundServer
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server import BackgroundServer
+from notebook_kit.workspace.workspace import Workspace
 
 
 def _listening(port: int) -> bool:

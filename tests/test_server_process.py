@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from notebook_kit.errors import StoreError
-from notebook_kit.server_process import ServerProcess
-from notebook_kit.workspace import Workspace
+from notebook_kit.runtime.server_process import ServerProcess
+from notebook_kit.workspace.workspace import Workspace
 
 
 def _answers(url: str) -> bool:
@@ -67,7 +67,7 @@ def test_child_dies_when_its_parent_is_killed(sample_workspace: Workspace, tmp_p
     parent_code = textwrap.dedent(
         f"""
         import sys, time
-        from notebook_kit.server_process import ServerProcess
+        from notebook_kit.runtime.server_process import ServerProcess
         server = ServerProcess({str(sample_workspace.home)!r}).start()
         print(server.process.pid, server.url, flush=True)
         time.sleep(60)

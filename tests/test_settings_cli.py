@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from notebook_kit.domain.settings import find_setting, mask
 from notebook_kit.errors import ValidationError
-from notebook_kit.settings import find_setting, mask
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 
 def test_set_get_unset_round_trip(home: Path) -> None:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from notebook_kit.errors import ConflictError, NotFoundError, ValidationError
-from notebook_kit.storage import (
+from notebook_kit.builtins.storage import (
     META_DIR,
     FileStorage,
     LocalFileStorage,
@@ -16,6 +15,7 @@ from notebook_kit.storage import (
     is_text_type,
     resolve_root,
 )
+from notebook_kit.errors import ConflictError, NotFoundError, ValidationError
 
 
 @pytest.fixture

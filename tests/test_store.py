@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from notebook_kit.domain.models import Application, Definition, Stage
 from notebook_kit.errors import StoreError
-from notebook_kit.models import Application, Definition, Stage
-from notebook_kit.store import MIGRATIONS, Store, new_api_key
-from notebook_kit.workspace import Workspace
+from notebook_kit.store.store import MIGRATIONS, Store, new_api_key
+from notebook_kit.workspace.workspace import Workspace
 
 
 def _mode(path: Path) -> int:

@@ -16,8 +16,8 @@ from dulwich.repo import Repo
 
 import notebook_kit
 from notebook_kit import Workspace
-from notebook_kit.ui import Studio
-from notebook_kit.ui.feedback import output_text
+from notebook_kit.notebook.ui import Studio
+from notebook_kit.notebook.ui.feedback import output_text
 
 
 @pytest.fixture

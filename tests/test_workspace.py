@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from notebook_kit.domain.models import Constant, Stage
 from notebook_kit.errors import (
     ActionSyntaxError,
     ConflictError,
@@ -19,8 +20,7 @@ from notebook_kit.errors import (
     StoreError,
     ValidationError,
 )
-from notebook_kit.models import Constant, Stage
-from notebook_kit.workspace import Workspace
+from notebook_kit.workspace.workspace import Workspace
 
 
 def dump(ws: Workspace) -> list[str]:

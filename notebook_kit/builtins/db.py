@@ -1,0 +1,113 @@
+"""The execution environment's database, reached from actions as ``db``.
+
+By default a SQLite file in the workspace (``environment.sqlite3``), driven by the
+stdlib's sqlite3 directly (the fast path). With the ``database_url`` setting, any
+SQLAlchemy URL (``postgresql+psycopg://user:pw@host/db``, ``mysql+pymysql://...``)
+through a pooled SQLAlchemy engine (``SqlDatabase``); a ``sqlite:///path`` URL stays on
+the stdlib path. Both offer the same ``query``/``execute``/``executemany``/``transaction``.
+
+Parameters are always bound by the driver, never formatted into SQL. Two styles work on
+every URL: ``?`` with a list (``db.query("... WHERE id = ?", [id])``) and ``:name`` with a
+dict (``db.query("... WHERE id = :id", {"id": id})``). Each ``execute`` is its own
+transaction unless wrapped in ``db.transaction()``. Failures raise ``BuiltinError``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from itertools import repeat
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from ..errors import BuiltinError
+
+__all__ = ["Database", "open_database"]
+
+Params = Sequence[Any] | dict[str, Any]
+_first = itemgetter(0)
+
+
+class Database:
+    """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+
+    def _connection(self) -> sqlite3.Connection:
+        try:
+            conn: sqlite3.Connection | None = self._local.conn
+        except AttributeError:
+            conn = None
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = conn
+        return conn
+
+    def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
+        try:
+            conn = getattr(self._local, "conn", None) or self._connection()
+            cursor = conn.execute(sql, params)
+            rows = cursor.fetchall()  # [] for a statement that returns no rows
+            if not rows:
+                return []
+            # C-level loops (this runs on most requests); a row has one value per column.
+            columns = tuple(map(_first, cursor.description))
+            if len(rows) == 1:
+                return [dict(zip(columns, rows[0]))]  # noqa: B905
+            return list(map(dict, map(zip, repeat(columns), rows)))
+        except sqlite3.Error as exc:
+            raise BuiltinError(f"db: {exc}") from exc
+
+    def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement and return how many rows it changed."""
+        try:
+            return self._connection().execute(sql, params).rowcount
+        except sqlite3.Error as exc:
+            raise BuiltinError(f"db: {exc}") from exc
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> int:
+        """Run one statement once per parameter set; returns the total row count."""
+        try:
+            return self._connection().executemany(sql, rows).rowcount
+        except sqlite3.Error as exc:
+            raise BuiltinError(f"db: {exc}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """Group statements: all of them happen, or (on an exception) none."""
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def __repr__(self) -> str:
+        return f"Database({str(self.path)!r})"
+
+
+def open_database(url: str | None, default_path: str | Path) -> Any:
+    """``db`` for the ``database_url`` setting: the stdlib SQLite ``Database`` when unset
+    (``default_path``) or ``sqlite:///<path>``, else a SQLAlchemy ``SqlDatabase``."""
+    if not url:
+        return Database(default_path)
+    if url.startswith("sqlite:///") and "?" not in url and url != "sqlite:///:memory:":
+        return Database(url.removeprefix("sqlite:///"))
+    from .sql_db import SqlDatabase
+
+    return SqlDatabase(url)

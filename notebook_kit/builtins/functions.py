@@ -1,0 +1,365 @@
+"""``fn``: the built-in functions an action calls as ``fn.<name>(...)``.
+
+Each built-in is a method of ``Functions`` named as the spec names it. A function that
+fails raises ``BuiltinError`` with a message saying why; an action that does not catch it
+gets the runtime's 500 answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..domain.models import Stage
+from ..errors import BuiltinError, NotebookKitError
+from . import presign
+from .artifacts import ArtifactFunctions
+from .mail import SmtpConfig, send_mail
+from .oauth2 import OAuth2Client
+from .storage import LocalFileStorage, default_content_type, is_text_type, resolve_root
+from .users import UserDirectory
+
+if TYPE_CHECKING:
+    from ..workspace.workspace import Workspace
+
+__all__ = ["ActionsFunctions", "Functions", "VendorFunctions"]
+
+
+@contextmanager
+def _as_builtin_error(name: str) -> Iterator[None]:
+    """Domain and OS errors of a built-in become one BuiltinError naming the function."""
+    try:
+        yield
+    except BuiltinError:
+        raise
+    except NotebookKitError as exc:
+        raise BuiltinError(f"{name}: {exc}") from None
+    except OSError as exc:
+        raise BuiltinError(f"{name}: {exc.strerror or exc}") from None
+
+
+def _options(name: str, given: Any, allowed: set[str]) -> dict[str, Any]:
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise BuiltinError(f"{name}: options are a dict, not {type(given).__name__}")
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise BuiltinError(f"{name}: unknown option {unknown[0]!r}; known: {sorted(allowed)}")
+    return dict(given)
+
+
+class ActionsFunctions:
+    """``fn.notebook_kit.actions``."""
+
+    def __init__(self, functions: Functions) -> None:
+        self._functions = functions
+
+    def __repr__(self) -> str:
+        return "<fn.notebook_kit.actions: status>"
+
+    def status(self) -> dict[str, list[dict[str, Any]]]:
+        """The deployed actions per stage (``{"dev": [...], "prod": [...]}``), each as
+        ``{"app", "id", "label", "method", "resource", "deploymentId", "requests",
+        "errors", "lastStatus", "lastRequestAt", "lastError", "lastErrorAt"}``.
+
+        Counts cover the calls that reached the action; ``errors`` counts those where the
+        action raised (the caller got the runtime's 500) and ``lastError`` says what was
+        raised. Servers write the counts every reload interval, so they lag by that much.
+        """
+        workspace = self._functions._need_workspace("actions.status")
+        with _as_builtin_error("actions.status"):
+            stats = workspace.store.action_stats()
+            found: dict[str, list[dict[str, Any]]] = {str(s): [] for s in Stage}
+            for stage, app, deployment_id, snapshot in workspace.store.live_snapshots():
+                for d in snapshot["definitions"]:
+                    counts = stats.get((str(stage), app, d["id"]), {})
+                    found[str(stage)].append(
+                        {
+                            "app": app,
+                            "id": d["id"],
+                            "label": d["label"],
+                            "method": d["method"],
+                            "resource": d["resource"],
+                            "deploymentId": deployment_id,
+                            "requests": counts.get("requests", 0),
+                            "errors": counts.get("errors", 0),
+                            "lastStatus": counts.get("lastStatus"),
+                            "lastRequestAt": counts.get("lastRequestAt"),
+                            "lastError": counts.get("lastError"),
+                            "lastErrorAt": counts.get("lastErrorAt"),
+                        }
+                    )
+        return found
+
+
+class VendorFunctions:
+    """``fn.notebook_kit``: the built-ins the spec files under ``<vendor>``."""
+
+    def __init__(self, functions: Functions) -> None:
+        workspace = functions._workspace
+        self.oauth2 = OAuth2Client(workspace.settings if workspace is not None else dict)
+        self.artifacts = ArtifactFunctions(
+            functions._file_storage,
+            lambda: functions._setting("max_file_bytes"),
+            functions.getPresignedUrl,
+        )
+        self.actions = ActionsFunctions(functions)
+
+    def __repr__(self) -> str:
+        names = sorted(n for n in vars(self) if not n.startswith("_"))
+        return f"<fn.notebook_kit: {', '.join(names)}>"
+
+
+class Functions:
+    """The ``fn`` namespace. One instance per worker, shared by every action.
+
+    ``workspace`` gives the built-ins that need one (users, mail, files, settings) their
+    workspace; without it they raise BuiltinError.
+    """
+
+    #: What every built-in raises; an action catches it as ``except fn.BuiltinError``.
+    BuiltinError = BuiltinError
+
+    def __init__(self, workspace: Workspace | None = None) -> None:
+        self._workspace = workspace
+        self._files: LocalFileStorage | None = None
+        self.notebook_kit = VendorFunctions(self)
+
+    def _need_workspace(self, name: str) -> Workspace:
+        if self._workspace is None:
+            raise BuiltinError(f"{name} needs a workspace (fn was built without one)")
+        return self._workspace
+
+    # -- files ---------------------------------------------------------------------------
+
+    def _setting(self, name: str) -> Any:
+        return self._need_workspace("this built-in").setting(name)
+
+    def _file_storage(self) -> LocalFileStorage:
+        workspace = self._need_workspace("the file storage")
+        root = resolve_root(workspace.home, workspace.setting("files_root"))
+        if self._files is None or self._files.root != root:
+            with _as_builtin_error("file storage"):
+                self._files = LocalFileStorage(root)
+        return self._files
+
+    def getFile(self, path: str) -> dict[str, Any]:
+        """Read a file: ``{"path", "content", "contentType", "size", "modified"}``.
+
+        ``content`` is ``str`` for text types (text/*, JSON, XML...) stored as UTF-8, else
+        ``bytes``; ``modified`` is ISO 8601 UTC. A missing file raises BuiltinError.
+        """
+        with _as_builtin_error("getFile"):
+            stored = self._file_storage().read(path)
+        info, content = stored.info, stored.data
+        text: str | bytes = content
+        if is_text_type(info.content_type):
+            try:
+                text = content.decode("utf-8")
+            except UnicodeDecodeError:
+                text = content
+        return {
+            "path": info.path,
+            "content": text,
+            "contentType": info.content_type,
+            "size": info.size,
+            "modified": info.modified,
+        }
+
+    def getFileNames(self, path: str = "") -> list[str]:
+        """Names in a folder (``""`` is the root), sorted; sub-folders end with ``/``."""
+        with _as_builtin_error("getFileNames"):
+            return self._file_storage().list(path)
+
+    def putFile(self, path: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """Write a file atomically; missing folders are created.
+
+        ``parameters``: ``content`` (str, stored as UTF-8, or bytes; required),
+        ``contentType`` (default: from the extension, else text/plain for str and
+        application/octet-stream for bytes), ``overwrite`` (default True; False refuses an
+        existing file). Returns ``{"path", "contentType", "size", "modified"}``.
+        """
+        given = _options("putFile", parameters, {"content", "contentType", "overwrite"})
+        content = given.get("content")
+        if isinstance(content, str):
+            data = content.encode("utf-8")
+        elif isinstance(content, (bytes, bytearray, memoryview)):
+            data = bytes(content)
+        else:
+            raise BuiltinError("putFile: parameters.content is required: str or bytes")
+        content_type = given.get("contentType") or default_content_type(
+            str(path), content if isinstance(content, str) else data
+        )
+        if (
+            not isinstance(content_type, str)
+            or "/" not in content_type
+            or any(c in content_type for c in "\r\n\x00")
+        ):
+            raise BuiltinError(f"putFile: contentType {content_type!r} is not a media type")
+        overwrite = given.get("overwrite", True)
+        if not isinstance(overwrite, bool):
+            raise BuiltinError("putFile: parameters.overwrite is true or false")
+        limit = self._setting("max_file_bytes")
+        if len(data) > limit:
+            raise BuiltinError(
+                f"putFile: the content is {len(data)} bytes; the limit (max_file_bytes) is {limit}"
+            )
+        with _as_builtin_error("putFile"):
+            info = self._file_storage().write(path, data, content_type, overwrite=overwrite)
+        return {
+            "path": info.path,
+            "contentType": info.content_type,
+            "size": info.size,
+            "modified": info.modified,
+        }
+
+    def deleteFile(self, path: str) -> None:
+        """Delete a file (and folders it leaves empty). A missing file raises BuiltinError."""
+        with _as_builtin_error("deleteFile"):
+            self._file_storage().delete(path)
+
+    def getPresignedUrl(self, path: str, options: Mapping[str, Any] | None = None) -> str:
+        """A URL on the runtime server that lets anyone holding it GET (or, with
+        ``{"method": "PUT"}``, upload) this one file until it expires.
+
+        ``options``: ``method`` ("GET" or "PUT"; default "GET"), ``expiresIn`` (seconds,
+        default 3600, capped at the presign_max_expires setting). The base is the
+        public_base_url setting, else the scheme and host of the request being answered.
+        A GET link needs the file to exist.
+        """
+        given = _options("getPresignedUrl", options, {"method", "expiresIn"})
+        method = given.get("method", "GET")
+        if not isinstance(method, str) or method.upper() not in presign.METHODS:
+            raise BuiltinError(f"getPresignedUrl: method is GET or PUT, not {method!r}")
+        expires_in = given.get("expiresIn", presign.DEFAULT_EXPIRES_IN)
+        if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
+            raise BuiltinError(
+                f"getPresignedUrl: expiresIn is a positive whole number of seconds, "
+                f"not {expires_in!r}"
+            )
+        workspace = self._need_workspace("getPresignedUrl")
+        with _as_builtin_error("getPresignedUrl"):
+            storage = self._file_storage()
+            is_get = method.upper() == "GET"
+            clean = storage.stat(path).path if is_get else storage.check(path)
+            secret = presign.workspace_secret(workspace.store, workspace.setting("presign_secret"))
+            base = presign.base_url(workspace.setting("public_base_url"))
+            expires_in = min(expires_in, workspace.setting("presign_max_expires"))
+            return presign.presigned_url(base, secret, method, clean, expires_in)
+
+    def csvToObject(self, csv_text: str) -> list[dict[str, Any]]:
+        """Parse CSV text into a list of dicts; the header row gives the keys.
+
+        Quoted fields, embedded newlines and a leading byte-order mark are handled; bytes
+        must be UTF-8. A row shorter than the header gets ``None`` for the missing fields;
+        a longer one keeps the extra values as a list under the key ``"_extra"``.
+        """
+        if isinstance(csv_text, bytes):
+            try:
+                csv_text = csv_text.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise BuiltinError(f"csvToObject: the bytes are not UTF-8 ({exc})") from None
+        if not isinstance(csv_text, str):
+            raise BuiltinError(f"csvToObject needs CSV text, not {type(csv_text).__name__}")
+        try:
+            text = io.StringIO(csv_text.removeprefix("\ufeff"), newline="")
+            reader = csv.DictReader(text, restkey="_extra")
+            return [dict(row) for row in reader]
+        except csv.Error as exc:
+            raise BuiltinError(f"csvToObject: the CSV is malformed ({exc})") from None
+
+    # -- users and groups (users.py): paged answers {"users"|"groups", "total", ...} ----
+
+    def _users(self, name: str) -> UserDirectory:
+        return UserDirectory(self._need_workspace(name).store, self._notify)
+
+    def getUsers(self, groupName: str | None = None, option: dict | None = None) -> dict:
+        """Users (of ``groupName`` if given), ordered by email, paged by
+        ``option={"offset", "limit"}``: ``{"users": [...], "total", "offset", "limit"}``."""
+        return self._users("getUsers").get_users(groupName, option)
+
+    def createUser(self, param: dict) -> dict:
+        """Create a user from ``{"email", "name"?, "password"?, "groups"?, "attributes"?}``;
+        returns the user (never its password). An email already used (any case) is refused."""
+        return self._users("createUser").create_user(param)
+
+    def updateUser(self, param: dict) -> dict:
+        """Change the user ``param["email"]``: ``name``, ``password``, ``attributes``,
+        ``newEmail`` as given; returns the user."""
+        return self._users("updateUser").update_user(param)
+
+    def deleteUser(self, email: str) -> dict:
+        """Delete a user, its group memberships and reset tokens in one transaction."""
+        return self._users("deleteUser").delete_user(email)
+
+    def resetPassword(self, param: dict) -> dict:
+        """``{"email"}`` issues a one-time reset token valid ``expiresIn`` seconds (default
+        3600) and mails it when SMTP is configured (``subject``/``text`` may override the
+        mail; ``{token}`` marks where it goes); without SMTP the answer carries ``token``.
+        ``{"email", "token", "password"}`` uses the token to set a new password."""
+        return self._users("resetPassword").reset_password(param)
+
+    def verifyPassword(self, email: str, password: str) -> bool:
+        """Whether ``password`` is the user's password (False for an unknown user)."""
+        return self._users("verifyPassword").verify_password(email, password)
+
+    def getGroups(self, option: dict | None = None) -> dict:
+        """Groups by name with ``userCount``, paged: ``{"groups": [...], "total", ...}``."""
+        return self._users("getGroups").get_groups(option)
+
+    def createGroup(self, param: dict) -> dict:
+        """Create a group from ``{"name", "description"?}``; names are 1-64 of
+        letters, digits, '_', '.', '-'."""
+        return self._users("createGroup").create_group(param)
+
+    def deleteGroup(self, name: str) -> dict:
+        """Delete a group (its users stay)."""
+        return self._users("deleteGroup").delete_group(name)
+
+    def addUsers(self, param: dict) -> dict:
+        """Add ``{"groupName", "emails": [...]}`` to the group; all or nothing. Returns
+        ``{"groupName", "added": [emails not already members]}``."""
+        return self._users("addUsers").add_users(param)
+
+    def removeUsers(self, param: dict) -> dict:
+        """Remove ``{"groupName", "emails": [...]}`` from the group; returns
+        ``{"groupName", "removed": [emails that were members]}``."""
+        return self._users("removeUsers").remove_users(param)
+
+    def listUsersByEmail(self, email: str, option: dict | None = None) -> dict:
+        """Users whose email starts with ``email`` (case-insensitive prefix), paged."""
+        return self._users("listUsersByEmail").by_email(email, option)
+
+    def listUsersByName(self, name: str, option: dict | None = None) -> dict:
+        """Users whose name contains ``name`` (case-insensitive substring), paged."""
+        return self._users("listUsersByName").by_name(name, option)
+
+    # -- mail (mail.py) ----------------------------------------------------------------
+
+    def sendMail(self, param: dict) -> dict:
+        """Send a mail: ``{"to", "cc"?, "bcc"?, "from"?, "replyTo"?, "subject", "text"?,
+        "html"?, "attachments"?: [{"path"} | {"filename", "content", "contentType"}]}``
+        through the configured SMTP server. Returns ``{"messageId", "from",
+        "recipients", "refused"}``."""
+        workspace = self._need_workspace("sendMail")
+        return send_mail(param, SmtpConfig.from_settings(workspace.settings()), self._read_file)
+
+    def _notify(self, to: str, subject: str, text: str) -> bool:
+        config = SmtpConfig.from_settings(self._need_workspace("sendMail").settings())
+        if not config.configured:
+            return False
+        send_mail({"to": to, "subject": subject, "text": text}, config)
+        return True
+
+    def _read_file(self, path: str) -> tuple[bytes, str]:
+        with _as_builtin_error("sendMail attachment"):
+            stored = self._file_storage().read(path)
+        return stored.data, stored.info.content_type
+
+    def __repr__(self) -> str:
+        names = sorted(n for n in dir(self) if not n.startswith("_"))
+        return f"<fn: {', '.join(names)}>"

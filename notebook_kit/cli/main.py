@@ -1,0 +1,162 @@
+"""``notebook-kit``: thin commands over the Workspace.
+
+Each command builds the workspace, calls one method and prints the result (``--json``
+where offered). A refusal prints one line on stderr and exits 1; a usage mistake exits 2.
+This module holds the group, the entry point and the workspace-wide commands (sample,
+keys, serve, export, import, commit); the definition commands are in ``cli_definitions``,
+the stage commands in ``cli_publishing``, ``settings`` in ``cli_settings``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import NoReturn
+
+import click
+
+from ..errors import NotebookKitError
+from . import definitions as cli_definitions
+from . import publishing as cli_publishing
+from .output import STAGES, workspace_of
+from .settings import settings as settings_group
+
+__all__ = ["main"]
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    # One line, always: click's messages (e.g. a missing Choice option) can span lines.
+    click.echo(f"notebook-kit: {' '.join(message.split())}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit).",
+)
+@click.version_option(package_name="notebook-kit")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None) -> None:
+    """Define, test and publish small REST APIs."""
+    ctx.obj = {"home": home}
+
+
+@cli.command()
+@click.pass_context
+def sample(ctx: click.Context) -> None:
+    """Install the restapi_sample application and deploy it to dev and prod."""
+    ws = workspace_of(ctx)
+    app = ws.install_sample()
+    click.echo(
+        f"installed {app.id} ({len(ws.definitions(app.id))} definitions), deployed to dev and prod"
+    )
+
+
+@cli.command()
+@click.option("--rotate", type=STAGES, default=None, help="Replace this stage's key.")
+@click.pass_context
+def keys(ctx: click.Context, rotate: str | None) -> None:
+    """Show the API keys, one per stage (callers send them as x-api-key)."""
+    ws = workspace_of(ctx)
+    if rotate:
+        ws.rotate_key(rotate)
+    for stage, key in ws.keys().items():
+        click.echo(f"{stage} {key}")
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
+    """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
+    from ..runtime.server import serve as run_server
+
+    ws = workspace_of(ctx)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    click.echo(
+        f"notebook-kit serving {ws.home} at http://{host}:{port} "
+        f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
+    )
+    sys.stdout.flush()
+    run_server(ws, host, port, workers)
+
+
+@cli.command(name="export")
+@click.argument("app")
+@click.option("--output", required=True, type=click.Path(dir_okay=False))
+@click.pass_context
+def export_(ctx: click.Context, app: str, output: str) -> None:
+    """Write APP and its definitions to one JSON file."""
+    path = workspace_of(ctx).export_file(app, output)
+    click.echo(f"exported {app} to {path}")
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--replace", is_flag=True, help="Overwrite an existing application's definitions.")
+@click.pass_context
+def import_(ctx: click.Context, file: str, replace: bool) -> None:
+    """Import an exported application (type "REST API" only)."""
+    app = workspace_of(ctx).import_application(file, replace=replace)
+    click.echo(f"imported {app.id}")
+
+
+@cli.command()
+@click.argument("app")
+@click.option("--repo", required=True, type=click.Path(file_okay=False))
+@click.option("--message", required=True)
+@click.pass_context
+def commit(ctx: click.Context, app: str, repo: str, message: str) -> None:
+    """Commit APP to a git repository (created when missing)."""
+    sha = workspace_of(ctx).commit(app, repo, message)
+    click.echo(f"committed {app} to {repo} as {sha[:12]}")
+
+
+for _command in (
+    cli_definitions.create,
+    cli_definitions.edit,
+    cli_definitions.delete,
+    cli_definitions.copy,
+    cli_definitions.list_,
+    cli_publishing.deploy,
+    cli_publishing.undeploy,
+    cli_publishing.rollback,
+    cli_publishing.deployments,
+    cli_publishing.resources,
+    cli_publishing.openapi,
+    settings_group,
+):
+    cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: domain errors and usage mistakes become one line on stderr."""
+    try:
+        cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        _fail("aborted", 1)
+    except click.UsageError as exc:
+        hint = (
+            f" (see 'notebook-kit {exc.ctx.command_path.partition(' ')[2]} --help')".replace(
+                "notebook-kit  --help", "notebook-kit --help"
+            )
+            if exc.ctx
+            else ""
+        )
+        _fail(f"{exc.format_message()}{hint}", 2)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code)
+    except NotebookKitError as exc:
+        _fail(str(exc), 1)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.exit(1)
+    sys.exit(0)

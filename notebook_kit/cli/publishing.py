@@ -1,0 +1,110 @@
+"""``notebook-kit deploy|undeploy|rollback|deployments|resources|openapi``: what the
+stages serve, its history, and the documents derived from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..domain.models import endpoint_url
+from ..workspace.transfer import write_json
+from .output import STAGES, echo_json, echo_table, workspace_of
+
+__all__ = ["deploy", "deployments", "openapi", "resources", "rollback", "undeploy"]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _base_url_option(text: str) -> Callable[[F], F]:
+    return click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help=text)
+
+
+@click.command()
+@click.argument("app")
+@click.option("--stage", required=True, type=STAGES)
+@_base_url_option("Base URL used to print the endpoint URLs.")
+@click.pass_context
+def deploy(ctx: click.Context, app: str, stage: str, base_url: str) -> None:
+    """Publish APP's saved definitions to a stage."""
+    ws = workspace_of(ctx)
+    deployment = ws.deploy(app, stage)
+    click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
+    for d in ws.definitions(app):
+        click.echo(f"  {d.method:<7} {endpoint_url(base_url, stage, app, d.resource)}")
+
+
+@click.command()
+@click.argument("app")
+@click.option("--stage", required=True, type=STAGES)
+@click.pass_context
+def undeploy(ctx: click.Context, app: str, stage: str) -> None:
+    """Stop serving APP on a stage."""
+    workspace_of(ctx).undeploy(app, stage)
+    click.echo(f"undeployed {app} from {stage}")
+
+
+@click.command()
+@click.argument("app")
+@click.option("--stage", required=True, type=STAGES)
+@click.option(
+    "--to",
+    "to",
+    type=int,
+    default=None,
+    help="Deployment ID (default: the one before the live one).",
+)
+@click.pass_context
+def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
+    """Serve an earlier deployment of APP on a stage."""
+    deployment = workspace_of(ctx).rollback(app, stage, to)
+    click.echo(
+        f"{app} on {stage} now serves deployment {deployment.id} of {deployment.deployed_at}"
+    )
+
+
+@click.command()
+@click.option("--app", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
+    """The deployment history; ACTIVE marks what each stage serves now."""
+    rows = [d.to_dict() for d in workspace_of(ctx).deployments(app)]
+    if as_json:
+        echo_json(rows)
+    else:
+        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active"])
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def resources(ctx: click.Context, as_json: bool) -> None:
+    """Resource counts per stage: the root plus one per application and path segment."""
+    ws = workspace_of(ctx)
+    counts = ws.resources()
+    if as_json:
+        echo_json(counts)
+        return
+    for stage, data in counts.items():
+        click.echo(f"{stage}: {data['total']} resources")
+        for line in ws.resource_tree(stage):
+            click.echo(f"  {line}")
+
+
+@click.command()
+@click.argument("app")
+@click.option("--stage", required=True, type=STAGES)
+@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False), help="File.")
+@_base_url_option("Base URL of the runtime; the server URL is BASE/STAGE/APP.")
+@click.pass_context
+def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_url: str) -> None:
+    """Print (or write to --output) the OpenAPI 3.1 document of APP as deployed on a stage."""
+    document = workspace_of(ctx).openapi(app, stage, base_url)
+    if output is None:
+        echo_json(document)
+        return
+    write_json(output, document)
+    click.echo(f"wrote the OpenAPI document of {app} on {stage} to {output}")

@@ -1,0 +1,381 @@
+"""Compiling and running actions.
+
+An action's source is the body of a function ``(req, res)``; ``const``, ``fn``, ``db`` and
+the user functions are globals of the definition's own namespace. Compiling turns the
+source into that function once (at deploy, or when a test run starts), so a request only
+makes ``req`` and ``res`` and calls it. An action that uses ``await`` at its top level
+becomes a coroutine function and is awaited.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import builtins
+import contextlib
+import io
+import json
+import linecache
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import parse_qsl
+
+from multidict import CIMultiDict
+
+from ..errors import ActionSyntaxError, ValidationError
+from .models import Definition
+
+__all__ = [
+    "ActionRequest",
+    "ActionResponse",
+    "CompiledAction",
+    "Invocation",
+    "check_sources",
+    "compile_action",
+    "invoke",
+    "render_response",
+]
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+# Function nodes have type_params from Python 3.12 on; 3.11 has no such field.
+_NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if sys.version_info >= (3, 12) else {}
+
+
+class ActionRequest:
+    """``req``: the request as the action sees it (names follow the spec's contract)."""
+
+    __slots__ = (
+        "_body",
+        "_query",
+        "_raw_body",
+        "_raw_query",
+        "headers",
+        "httpMethod",
+        "path",
+        "pathParameters",
+        "stage",
+    )
+
+    def __init__(
+        self,
+        httpMethod: str,
+        path: str,
+        stage: str,
+        headers: Any,
+        pathParameters: dict[str, str],
+        query_string: str = "",
+        body: bytes | str = b"",
+    ) -> None:
+        self.httpMethod = httpMethod
+        self.path = path
+        self.stage = stage
+        self.headers = headers
+        self.pathParameters = pathParameters
+        self._raw_query = query_string
+        self._raw_body = body
+        self._query: dict[str, str] | None = None
+        self._body: str | None = None
+
+    @property
+    def queryStringParameters(self) -> dict[str, str]:
+        """The query string as a dict of str; a repeated name keeps its last value."""
+        if self._query is None:
+            self._query = dict(parse_qsl(self._raw_query, keep_blank_values=True))
+        return self._query
+
+    @property
+    def body(self) -> str:
+        """The raw request body decoded as UTF-8 (undecodable bytes become U+FFFD)."""
+        if self._body is None:
+            raw = self._raw_body
+            self._body = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        return self._body
+
+    def __repr__(self) -> str:
+        return f"<req {self.httpMethod} {self.path} pathParameters={self.pathParameters}>"
+
+
+class ActionResponse:
+    """``res``: what the action sets. ``headers`` is case-insensitive."""
+
+    __slots__ = ("body", "headers", "statusCode")
+
+    def __init__(self, content_type: str | None = None) -> None:
+        self.statusCode: int = 200
+        self.headers: CIMultiDict[str] = CIMultiDict()
+        if content_type:
+            self.headers["Content-Type"] = content_type
+        self.body: Any = None
+
+    def __repr__(self) -> str:
+        return f"<res statusCode={self.statusCode} headers={dict(self.headers)}>"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    raise TypeError(f"res.body holds a {type(value).__name__}, which JSON cannot carry")
+
+
+# One encoder for every response: json.dumps with ``default=`` would build a new one per call.
+_JSON = json.JSONEncoder(default=_json_default)
+_encoders = threading.local()
+
+
+def _json_bytes(body: Any) -> bytes:
+    """``body`` as ``_JSON`` encodes it, through a C encoder kept per thread.
+
+    ``JSONEncoder.encode`` builds a new C encoder (and its dict of containers being
+    encoded, for the circular-reference check) on every call: about half the cost of a
+    small answer. The dict is emptied again by every encoding that completes, and cleared
+    here after one that fails; one per thread, as the ``default`` hook may switch threads.
+    """
+    try:
+        encode, markers = _encoders.c
+    except AttributeError:
+        if c_make_encoder is None:  # a Python without the C accelerator
+            return _JSON.encode(body).encode()
+        markers = {}
+        encode = c_make_encoder(
+            markers,
+            _json_default,
+            encode_basestring_ascii,
+            None,
+            _JSON.key_separator,
+            _JSON.item_separator,
+            False,  # sort_keys
+            False,  # skipkeys
+            True,  # allow_nan
+        )
+        _encoders.c = (encode, markers)
+    try:
+        return "".join(encode(body, 0)).encode()
+    except BaseException:
+        markers.clear()
+        raise
+
+
+def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, str | None]:
+    """``res`` as wire parts: status, headers (without Content-Type), body, content type.
+
+    str is sent as UTF-8, bytes as they are, dict and list as JSON (``application/json``
+    unless the action chose a content type). Anything else is the action's mistake. This
+    runs on every request, so the common cases are tested first and nothing is copied
+    that need not be (``res`` is spent afterwards: its headers are handed over).
+    """
+    status = res.statusCode
+    if status.__class__ is not int or not 100 <= status <= 599:  # bool is not int here
+        raise TypeError(f"res.statusCode must be a whole number 100-599, not {status!r}")
+    headers = res.headers
+    if headers.__class__ is not CIMultiDict:  # the action assigned a mapping of its own
+        try:
+            headers = CIMultiDict(headers)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"res.headers must be a mapping of names to values, not {type(headers).__name__}"
+            ) from None
+    chosen = headers.popall("Content-Type", None)
+    content_type = None if chosen is None else str(chosen[-1])
+    body = res.body
+    kind = body.__class__
+    if kind is dict:  # the usual answers first
+        data = _json_bytes(body)
+        content_type = content_type or "application/json"
+    elif kind is str:
+        data = body.encode()
+    elif body is None:
+        data = b""
+    elif kind is bytes:
+        data = body
+    elif isinstance(body, (dict, list)):
+        data = _json_bytes(body)
+        content_type = content_type or "application/json"
+    elif isinstance(body, str):
+        data = body.encode()
+    elif isinstance(body, (bytes, bytearray, memoryview)):
+        data = bytes(body)
+    else:
+        raise TypeError(f"res.body must be str, bytes, dict or list, not {type(body).__name__}")
+    return status, headers, data, content_type
+
+
+def _wrap_as_function(tree: ast.Module, filename: str) -> tuple[ast.Module, bool]:
+    """Turn a module's statements into ``def __action__(req, res): <statements>``."""
+    is_async = False
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            is_async = True
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            raise ActionSyntaxError(
+                f"{filename} line {node.lineno}: an action cannot 'yield'; set res.body",
+                field="action",
+                line=node.lineno,
+            )
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("req"), ast.arg("res")],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
+    kind = ast.AsyncFunctionDef if is_async else ast.FunctionDef
+    function = kind(
+        name="__action__",
+        args=args,
+        body=tree.body or [ast.Pass()],
+        decorator_list=[],
+        returns=None,
+        **_NO_TYPE_PARAMS,
+    )
+    module = ast.Module(body=[function], type_ignores=[])
+    return ast.fix_missing_locations(module), is_async
+
+
+def _parse(source: str, filename: str, field_name: str, flags: int) -> ast.Module:
+    # Register the source so tracebacks from the action show its lines.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        return compile(source, filename, "exec", flags=flags)
+    except SyntaxError as exc:
+        line = exc.lineno
+        where = f" line {line}" if line else ""
+        raise ActionSyntaxError(
+            f"{field_name}{where}: {exc.msg}", field=field_name, line=line
+        ) from None
+    except ValueError as exc:  # e.g. NUL bytes
+        raise ActionSyntaxError(f"{field_name}: {exc}", field=field_name, line=None) from None
+
+
+def check_sources(action: str, functions: str) -> None:
+    """Refuse an action or user functions that do not compile, naming the line."""
+    _parse(functions, "functions", "functions", ast.PyCF_ONLY_AST)
+    tree = _parse(action, "action", "action", _FLAGS)
+    module, _ = _wrap_as_function(tree, "action")
+    compile(module, "action", "exec")
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledAction:
+    """A definition made runnable: call ``run(req, res)`` (await it if ``is_async``)."""
+
+    definition: Definition
+    run: Callable[[ActionRequest, ActionResponse], Any]
+    is_async: bool
+    content_type: str | None = field(init=False)
+    ident: tuple[str, str] = field(init=False)  # (app, API ID): a cheap key for counters
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content_type", self.definition.content_type)
+        object.__setattr__(self, "ident", (self.definition.app, self.definition.id))
+
+
+def compile_action(definition: Definition, env: Mapping[str, Any]) -> CompiledAction:
+    """Build the definition's namespace (``env`` names such as ``fn`` and ``db``, its
+    ``const``, its user functions) and compile its action into a function.
+
+    Runs the user functions' top-level code, so a definition that fails to load is refused
+    here (at deploy) rather than on a request.
+    """
+    name = f"{definition.app}/{definition.id}"
+    namespace: dict[str, Any] = {
+        "__name__": f"notebook_kit.action.{definition.app}.{definition.id}",
+        "__builtins__": builtins,
+        **env,
+        "const": SimpleNamespace(**{c.name: c.value for c in definition.constants}),
+    }
+    functions_tree = _parse(
+        definition.functions, f"<functions {name}>", "functions", ast.PyCF_ONLY_AST
+    )
+    try:
+        exec(compile(functions_tree, f"<functions {name}>", "exec"), namespace)
+    except Exception as exc:
+        raise ValidationError(
+            f"user functions of {name} fail to load: {type(exc).__name__}: {exc}",
+            field="functions",
+        ) from None
+    tree = _parse(definition.action, f"<action {name}>", "action", _FLAGS)
+    module, is_async = _wrap_as_function(tree, f"<action {name}>")
+    exec(compile(module, f"<action {name}>", "exec"), namespace)
+    return CompiledAction(definition, namespace.pop("__action__"), is_async)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The outcome of a test run: what a caller would get, plus what only a developer sees."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    content_type: str | None
+    duration_ms: float
+    stdout: str
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def _call(action: CompiledAction, req: ActionRequest, res: ActionResponse) -> None:
+    if not action.is_async:
+        action.run(req, res)
+        return
+    outcome: list[BaseException] = []
+
+    def in_own_loop() -> None:  # a notebook's thread already runs a loop
+        try:
+            asyncio.run(action.run(req, res))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=in_own_loop, name="notebook-kit-invoke")
+    thread.start()
+    thread.join()
+    if outcome:
+        raise outcome[0]
+
+
+def invoke(action: CompiledAction, req: ActionRequest) -> Invocation:
+    """Run ``action`` in this process on ``req``, capturing its output and any traceback.
+
+    This is the studio's "Test" button: it needs no server and no deploy. Authentication
+    is not checked here; the runtime does that.
+    """
+    res = ActionResponse(action.content_type)
+    printed = io.StringIO()
+    started = time.perf_counter()
+    error = None
+    try:
+        with contextlib.redirect_stdout(printed):
+            _call(action, req, res)
+        status, wire_headers, body, content_type = render_response(res)
+        headers = {name: str(value) for name, value in wire_headers.items()}
+    except Exception as exc:
+        error = "".join(traceback.format_exception(exc))
+        status, headers, content_type = 500, {}, "application/json"
+        body = json.dumps(
+            {"message": "Internal server error", "error": f"{type(exc).__name__}: {exc}"}
+        ).encode()
+    elapsed = (time.perf_counter() - started) * 1000
+    return Invocation(status, headers, body, content_type, elapsed, printed.getvalue(), error)

@@ -1,0 +1,107 @@
+"""Answering presigned file links (``/_files/{path}?expires=..&signature=..``).
+
+The rule, with no web framework: check the link (403 before anything is read or written),
+then read or write the one file it names. The runtime turns the ``Answer`` into its HTTP
+response; see presign.py for how links are made and signed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import quote, unquote
+
+from ..builtins.presign import PREFIX, check_signature, workspace_secret
+from ..builtins.storage import LocalFileStorage, default_content_type, resolve_root
+from ..errors import ConflictError, NotFoundError, ValidationError
+
+if TYPE_CHECKING:
+    from ..workspace.workspace import Workspace
+
+__all__ = ["Answer", "answer_file_link"]
+
+_CORS = {"Access-Control-Allow-Origin": "*"}
+# A served file may be HTML someone uploaded: never let it script this origin.
+_FILE_HEADERS = {
+    **_CORS,
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox",
+    "Cache-Control": "private, no-store",
+}
+_FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
+
+
+class Answer(NamedTuple):
+    """An HTTP answer as plain parts."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    content_type: str | None
+
+
+def _message(status: int, message: str) -> Answer:
+    body = json.dumps({"message": message}).encode()
+    return Answer(status, dict(_CORS), body, "application/json")
+
+
+def answer_file_link(
+    workspace: Workspace,
+    method: str,
+    raw_path: str,
+    expires: str | None,
+    signature: str | None,
+    body: bytes,
+    content_type: str | None,
+) -> Answer:
+    """GET serves the file; PUT stores ``body`` (201 created, 200 replaced); OPTIONS
+    answers a browser's preflight. Anything else is 405."""
+    if method == "OPTIONS":
+        allow = {"Access-Control-Allow-Methods": "GET, PUT, OPTIONS"}
+        allow["Access-Control-Allow-Headers"] = "content-type"
+        return Answer(204, {**_CORS, **allow}, b"", None)
+    if method not in ("GET", "PUT"):
+        return Answer(
+            405,
+            {**_CORS, "Allow": "GET, PUT, OPTIONS"},
+            b'{"message": "Method Not Allowed"}',
+            "application/json",
+        )
+    path = unquote(raw_path[len(PREFIX) :])
+    secret = workspace_secret(workspace.store, workspace.setting("presign_secret"))
+    reason = check_signature(secret, method, path, expires, signature)
+    if reason is not None:
+        return _message(403, f"Forbidden: {reason}")
+    try:
+        root = resolve_root(workspace.home, workspace.setting("files_root"))
+        storage = LocalFileStorage(root)
+        if method == "GET":
+            stored = storage.read(path)
+            headers = dict(_FILE_HEADERS)
+            filename = stored.info.metadata.get("filename")
+            if filename:
+                headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(filename)}"
+            return Answer(200, headers, stored.data, stored.info.content_type)
+        limit = workspace.setting("max_file_bytes")
+        if len(body) > limit:
+            return _message(413, f"The file is larger than {limit} bytes")
+        try:
+            storage.stat(path)
+            created = False
+        except NotFoundError:
+            created = True
+        info = storage.write(path, body, content_type or default_content_type(path, body))
+    except Exception as exc:
+        status = next((s for kind, s in _FILE_ERRORS if isinstance(exc, kind)), None)
+        if status is None:
+            raise
+        return _message(status, str(exc))
+    stored_info = {
+        "path": info.path,
+        "contentType": info.content_type,
+        "size": info.size,
+        "modified": info.modified,
+    }
+    return Answer(
+        201 if created else 200, dict(_CORS), json.dumps(stored_info).encode(), "application/json"
+    )

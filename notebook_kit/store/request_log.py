@@ -1,0 +1,160 @@
+"""The request log and the per-action counters: what the servers answered.
+
+Tables ``request_log_batches`` and ``action_stats`` of the workspace store. The log is
+written in batches, one row a flush (the entries pickled), so a busy server spends well
+under a microsecond a request on it; only the newest ``request_log_size`` entries are kept.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import Any
+
+from .connection import StoreConnection
+
+__all__ = ["RequestLog", "action_counters", "iso_time"]
+
+
+def iso_time(epoch: float) -> str:
+    """Seconds since the epoch as the store's ISO 8601 UTC text, to the millisecond."""
+    whole = int(epoch)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    return f"{stamp}.{int((epoch - whole) * 1000):03d}Z"
+
+
+def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A stored batch as (at, stage, method, path, status, ms) rows."""
+    if rows and len(rows[0]) == 7:  # runtime entries: see append_requests
+        return [
+            (offset + started, stage, method, path, status, (ended - started) * 1000)
+            for started, ended, stage, (method, path), status, *_ in rows
+        ]
+    if offset:
+        return [(offset + row[0], *row[1:]) for row in rows]
+    return rows
+
+
+# A runtime's log entry: started and ended (perf_counter times), stage, (method, path),
+# status, the (stage, app, API ID) of the action that ran or None, its error or None.
+_ran_action = itemgetter(5)
+_failed = itemgetter(6)
+
+
+def action_counters(
+    entries: list[tuple[Any, ...]], wall: float
+) -> list[tuple[str, str, str, int, int, int, str, str | None, str | None]]:
+    """Per action that ran: (stage, app, API ID, requests, errors, last status, last
+    request at, last error, last error at), from a batch of log entries; ``wall`` turns
+    their clock readings into epoch seconds.
+
+    Every step is a C-level loop (map, filter, zip, Counter): this touches every request a
+    worker answered since its last flush. Entries are keyed by their own (stage, app, API
+    ID) objects, which a stage shares between all requests to one path.
+    """
+    counts = Counter(map(_ran_action, entries))
+    last = dict(zip(map(_ran_action, entries), entries, strict=True))
+    last.pop(None, None)
+    failed = list(filter(_failed, entries))  # only requests whose action raised
+    error_counts = Counter(map(_ran_action, failed))
+    last_error = dict(zip(map(_ran_action, failed), failed, strict=True))
+    return [
+        (
+            *key,
+            counts[key],
+            error_counts[key],
+            entry[4],
+            iso_time(wall + entry[0]),
+            error[6][:2000] if error else None,
+            iso_time(wall + error[0]) if error else None,
+        )
+        for key, entry in last.items()
+        for error in (last_error.get(key),)
+    ]
+
+
+class RequestLog(StoreConnection):
+    """Reads and writes of the request log and the per-action counters."""
+
+    def append_requests(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        keep: int,
+        stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
+        at_offset: float = 0.0,
+    ) -> None:
+        """Add request-log rows (at, stage, method, path, status, ms); keep the newest ``keep``.
+
+        ``at`` is seconds since the epoch (or ISO text); with ``at_offset``, it is a clock
+        reading that the offset turns into epoch seconds when the log is read (so a busy
+        server need not touch every row).
+
+        A row may also be the runtime's own entry, stored as it is and turned into the
+        columns above only when read: (started, ended, stage, (method, path), status, ...),
+        two clock readings and anything after the status ignored.
+
+        ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
+        last status, last request at, last error or None, last error at or None).
+        """
+        with self.transaction():
+            self._conn().executemany(
+                "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
+                "last_status, last_request_at, last_error, last_error_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (stage, app_id, api_id) DO UPDATE SET "
+                "requests = action_stats.requests + excluded.requests, "
+                "errors = action_stats.errors + excluded.errors, "
+                "last_status = excluded.last_status, "
+                "last_request_at = excluded.last_request_at, "
+                "last_error = COALESCE(excluded.last_error, action_stats.last_error), "
+                "last_error_at = COALESCE(excluded.last_error_at, action_stats.last_error_at)",
+                stats,
+            )
+            rows = rows[-keep:] if keep > 0 else []
+            self._write(
+                "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
+                (len(rows), pickle.dumps((at_offset, rows), protocol=5)),
+            )
+            # Drop the batches that hold only entries older than the newest ``keep``.
+            self._write(
+                "DELETE FROM request_log_batches WHERE id < (SELECT COALESCE(MAX(id), 0) FROM "
+                "(SELECT id, SUM(entries) OVER (ORDER BY id DESC) AS newer "
+                "FROM request_log_batches) AS counted WHERE newer >= ?)",
+                (keep,),
+            )
+
+    def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
+        entries: list[Any] = []
+        batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
+        for (blob,) in batches:
+            offset, rows = pickle.loads(blob)  # written by this module only
+            entries[:0] = _as_columns(offset, rows)
+            if limit is not None and len(entries) >= limit:
+                break
+        if limit is not None:
+            entries = entries[-limit:] if limit > 0 else []
+        columns = ("at", "stage", "method", "path", "status", "duration_ms")
+        rows = [dict(zip(columns, entry, strict=True)) for entry in entries]
+        for row in rows:
+            if isinstance(row["at"], float):
+                row["at"] = iso_time(row["at"])
+        return rows
+
+    def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """Per (stage, app, api_id): requests, errors, last status / request / error."""
+        rows = self._execute("SELECT * FROM action_stats")
+        return {
+            (r["stage"], r["app_id"], r["api_id"]): {
+                "requests": r["requests"],
+                "errors": r["errors"],
+                "lastStatus": r["last_status"],
+                "lastRequestAt": r["last_request_at"],
+                "lastError": r["last_error"],
+                "lastErrorAt": r["last_error_at"],
+            }
+            for r in rows
+        }

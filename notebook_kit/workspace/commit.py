@@ -1,0 +1,89 @@
+"""Committing an application to a git repository, as files a review can read.
+
+Layout, one folder per application::
+
+    <app>/application.json
+    <app>/<api_id>/definition.json   metadata and constants
+    <app>/<api_id>/action.py         the action source
+    <app>/<api_id>/functions.py      the user functions
+
+Uses dulwich, so no git binary is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from dulwich import porcelain
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
+
+from ..domain.models import Application, Definition
+from ..errors import ConflictError, StoreError, ValidationError
+
+__all__ = ["commit_application"]
+
+_AUTHOR = b"notebook-kit <notebook-kit@localhost>"
+_META_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_auth", "constants")
+
+
+def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> None:
+    folder = root / app.id
+    if folder.exists():
+        shutil.rmtree(folder)  # what was deleted from the app disappears from the commit
+    folder.mkdir(parents=True)
+    (folder / "application.json").write_text(json.dumps(app.to_dict(), indent=2) + "\n")
+    for d in definitions:
+        target = folder / d.id
+        target.mkdir()
+        meta = {k: v for k, v in d.to_dict().items() if k in _META_FIELDS}
+        (target / "definition.json").write_text(json.dumps(meta, indent=2) + "\n")
+        (target / "action.py").write_text(
+            d.action if d.action.endswith("\n") or not d.action else d.action + "\n"
+        )
+        (target / "functions.py").write_text(d.functions)
+
+
+def commit_application(
+    repo_path: str | Path, app: Application, definitions: list[Definition], message: str
+) -> str:
+    """Write the application into the repository (created when missing) and commit it.
+
+    Returns the new commit's hex id. Refuses an empty message or a commit that would
+    change nothing.
+    """
+    if not message.strip():
+        raise ValidationError("a commit needs a message", field="message")
+    root = Path(repo_path)
+    try:
+        repo = Repo(str(root))
+    except NotGitRepository:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValidationError(
+                f"cannot create the repository {root}: {exc.strerror}", field="repo"
+            ) from None
+        repo = porcelain.init(str(root))
+    with repo:
+        _write_tree(root, app, definitions)
+        porcelain.add(repo, paths=[str(root / app.id)])
+        # Files of definitions that no longer exist must leave the index too.
+        index = repo.open_index()
+        prefix = f"{app.id}/".encode()
+        stale = [p for p in index if p.startswith(prefix) and not (root / p.decode()).exists()]
+        if stale:
+            porcelain.remove(repo, paths=[str(root / p.decode()) for p in stale], cached=True)
+        status = porcelain.status(repo)
+        staged = status.staged
+        if not any(staged[k] for k in ("add", "delete", "modify")):
+            raise ConflictError(f"nothing to commit: {app.id} is unchanged since the last commit")
+        try:
+            sha = porcelain.commit(
+                repo, message=message.encode(), author=_AUTHOR, committer=_AUTHOR
+            )
+        except Exception as exc:  # dulwich raises several unrelated types
+            raise StoreError(f"git commit failed: {exc}") from exc
+    return sha.decode() if isinstance(sha, bytes) else str(sha)

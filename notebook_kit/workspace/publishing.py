@@ -1,0 +1,178 @@
+"""Publishing: what each stage serves, and the rules for changing it.
+
+A deploy validates the whole application (routes, every action compiles) and stores a
+snapshot of it; the stage then serves that snapshot until the next deploy, an undeploy or
+a rollback (to an earlier snapshot of the same stage). Every change checks the stage's
+resource quota against what the stage would serve afterwards, and bumps the store's
+generation so that servers reload. What is live is always read from the snapshots,
+never kept beside them.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..domain import exchange, routing
+from ..domain.actions import compile_action
+from ..domain.models import Application, Definition, Deployment, Stage
+from ..errors import NotFoundError, QuotaExceededError, ValidationError
+from ..store.store import Store
+
+__all__ = ["Publisher", "same_content", "snapshot_definitions"]
+
+
+def snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
+    """The definitions a deployment snapshot holds."""
+    return [Definition.from_dict(d) for d in snapshot["definitions"]]
+
+
+def same_content(a: Definition, b: Definition) -> bool:
+    """True if ``a`` and ``b`` differ at most in their timestamps."""
+    ignore = {"created_at", "updated_at"}
+    return {k: v for k, v in a.to_dict().items() if k not in ignore} == {
+        k: v for k, v in b.to_dict().items() if k not in ignore
+    }
+
+
+class Publisher:
+    """Deploy, undeploy and roll back applications on the stages of one store.
+
+    ``quota`` answers the ``resource_quota`` setting in force (None: no quota);
+    ``action_env`` the names actions compile with (``Workspace.action_env``)."""
+
+    def __init__(
+        self,
+        store: Store,
+        quota: Callable[[], int | None],
+        action_env: Callable[[], Mapping[str, Any]],
+    ) -> None:
+        self.store = store
+        self._quota = quota
+        self._action_env = action_env
+
+    def deploy(
+        self,
+        record: Application,
+        definitions: list[Definition],
+        stage: Stage,
+    ) -> Deployment:
+        """Validate ``definitions`` (the saved ones of ``record``) and serve a snapshot of
+        them on ``stage``."""
+        app = record.id
+        if not definitions:
+            raise ValidationError(f"application {app!r} has no definitions to deploy")
+        routing.check_routes(app, definitions)
+        env = self._action_env()
+        for definition in definitions:
+            compile_action(definition, env)
+        snapshot = exchange.to_document(record, definitions)
+        snapshot["definitions"] = [d.to_dict() for d in definitions]
+        with self.store.transaction():
+            self._check_quota(stage, app, definitions)
+            deployment_id = self.store.add_deployment(app, stage, socket.gethostname(), snapshot)
+            self.store.set_live(stage, app, deployment_id)
+            self.store.bump_generation()
+        return self.deployment(deployment_id)
+
+    def undeploy(self, app: str, stage: Stage) -> None:
+        with self.store.transaction():
+            if self.store.live_deployment_id(stage, app) is None:
+                raise NotFoundError(f"application {app!r} is not deployed to {stage}")
+            self.store.set_live(stage, app, None)
+            self.store.bump_generation()
+
+    def rollback(self, app: str, stage: Stage, to: int | None = None) -> Deployment:
+        """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
+        with self.store.transaction():
+            history = [d for d in self.store.list_deployments(app) if d.stage == stage]
+            live = self.store.live_deployment_id(stage, app)
+            if to is None:
+                earlier = [d for d in history if live is None or d.id < live]
+                if not earlier:
+                    raise NotFoundError(
+                        f"{app} has no earlier deployment on {stage} to roll back to"
+                    )
+                target = earlier[-1]
+            else:
+                chosen = next((d for d in history if d.id == to), None)
+                if chosen is None:
+                    raise NotFoundError(f"no deployment {to} of {app} on {stage}")
+                target = chosen
+            found = self.store.get_deployment(target.id)
+            assert found is not None
+            self._check_quota(stage, app, snapshot_definitions(found[1]))
+            self.store.set_live(stage, app, target.id)
+            self.store.bump_generation()
+        return self.deployment(target.id)
+
+    def deployment(self, deployment_id: int) -> Deployment:
+        found = self.store.get_deployment(deployment_id)
+        if found is None:
+            raise NotFoundError(f"no deployment {deployment_id}")
+        return found[0]
+
+    def _check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
+        quota = self._quota()
+        if quota is None:
+            return
+        apps = self.live(stage)
+        apps[app] = definitions
+        total = routing.count_resources(apps)["total"]
+        if total > quota:
+            raise QuotaExceededError(
+                f"deploying {app} to {stage} would use {total} resources; "
+                f"the stage's quota is {quota}"
+            )
+
+    def live(self, stage: Stage) -> dict[str, list[Definition]]:
+        """What ``stage`` serves now: application ID to its deployed definitions."""
+        return {
+            app: snapshot_definitions(snap)
+            for s, app, _, snap in self.store.live_snapshots()
+            if s == stage
+        }
+
+    def live_snapshot(self, app: str, stage: Stage) -> tuple[Application, list[Definition], int]:
+        """The application, definitions and deployment ID ``app`` has live on ``stage``."""
+        for live_stage, live_app, deployment_id, snapshot in self.store.live_snapshots():
+            if live_stage == stage and live_app == app:
+                return (
+                    Application.from_dict(snapshot["application"]),
+                    snapshot_definitions(snapshot),
+                    deployment_id,
+                )
+        raise NotFoundError(f"application {app!r} is not deployed to {stage}")
+
+    def deployed_state(self, definition: Definition, stage: Stage) -> str:
+        """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
+        return self.deployed_states([definition])[definition.app, definition.id][stage]
+
+    def deployed_states(
+        self, definitions: list[Definition]
+    ) -> dict[tuple[str, str], dict[Stage, str]]:
+        """The state of each definition on each stage, reading what is live once a stage."""
+        states: dict[tuple[str, str], dict[Stage, str]] = {(d.app, d.id): {} for d in definitions}
+        for stage in Stage:
+            served = {(app, d.id): d for app, defs in self.live(stage).items() for d in defs}
+            for d in definitions:
+                live = served.get((d.app, d.id))
+                states[d.app, d.id][stage] = (
+                    "not deployed"
+                    if live is None
+                    else "deployed"
+                    if same_content(live, d)
+                    else "changed"
+                )
+        return states
+
+    def is_live_as_saved(self, app: str, stage: Stage) -> bool:
+        """True if ``stage`` serves exactly the saved definitions of ``app``."""
+        saved = self.store.list_definitions(app)
+        live = self.live(stage).get(app)
+        return (
+            live is not None
+            and len(live) == len(saved)
+            and all(same_content(a, b) for a, b in zip(live, saved, strict=True))
+        )

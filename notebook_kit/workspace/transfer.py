@@ -1,0 +1,54 @@
+"""Applications in and out of a workspace: export files written whole, imports checked whole.
+
+An export (or any JSON document the workspace writes) goes to ``NAME.partial`` first and
+is renamed over the target, so a reader never sees half a file. An import is validated
+(``exchange.from_document``) before anything is written, and replaces an existing
+application's definitions only when asked to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..domain import exchange
+from ..domain.models import Application
+from ..errors import ConflictError, ValidationError
+from ..store.store import Store
+
+__all__ = ["import_document", "write_json"]
+
+
+def write_json(path: str | os.PathLike[str], document: Any) -> Path:
+    """Write ``document`` as indented JSON to ``path`` (all of it, or nothing)."""
+    target = Path(path)
+    text = json.dumps(document, indent=2) + "\n"
+    partial = target.with_name(target.name + ".partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(target)
+    except OSError as exc:
+        message = f"cannot write {target}: {exc.strerror}"
+        raise ValidationError(message, field="output") from None
+    return target
+
+
+def import_document(store: Store, document: Any, replace: bool) -> Application:
+    """Store the application of an export document (as read, checked here) if it is
+    valid; see ``Workspace.import_application``."""
+    app, definitions = exchange.from_document(document)
+    with store.transaction():
+        if store.get_application(app.id):
+            if not replace:
+                raise ConflictError(
+                    f"application {app.id!r} already exists; import with "
+                    "replace to overwrite its definitions"
+                )
+            for old in store.list_definitions(app.id):
+                store.delete_definition(app.id, old.id)
+        store.put_application(app)
+        for definition in definitions:
+            store.insert_definition(definition)
+    return app
