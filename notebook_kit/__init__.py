@@ -3,6 +3,9 @@
 >>> from notebook_kit import Workspace
 >>> ws = Workspace()            # $NOTEBOOK_KIT_HOME or ~/.notebook_kit
 >>> ws.install_sample()         # restapi_sample, deployed to dev and prod
+
+The faces load on first use: ``studio`` (ipywidgets), ``serve``, ``serve_process`` and
+``BackgroundServer`` (Sanic), so ``import notebook_kit`` and the CLI start quickly.
 """
 
 import typing
@@ -16,16 +19,38 @@ from .errors import (
     NotebookKitError,
     NotFoundError,
     QuotaExceededError,
+    ServerError,
     StoreError,
     ValidationError,
 )
-from .runtime.server import BackgroundServer
 from .workspace.workspace import Workspace
 
 __version__ = "0.1.0"
 
+# name -> (module, attribute), imported on first use
+_LAZY = {
+    "BackgroundServer": ("notebook_kit.runtime.server", "BackgroundServer"),
+    "serve": ("notebook_kit.notebook.serving", "serve"),
+    "serve_process": ("notebook_kit.notebook.serving", "serve_process"),
+}
 
-def studio(ws: Workspace | None = None) -> typing.Any:
+
+def __getattr__(name: str) -> typing.Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'notebook_kit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+def studio(ws: "Workspace | None" = None) -> typing.Any:
     """The notebook studio (an ipywidgets ``Studio``) over ``ws`` (default ``Workspace()``)."""
     from .notebook.ui import Studio  # ipywidgets only when the studio is asked for
 
@@ -52,11 +77,14 @@ __all__ = [
     "NotFoundError",
     "NotebookKitError",
     "QuotaExceededError",
+    "ServerError",
     "Stage",
     "StoreError",
     "ValidationError",
     "Workspace",
     "__version__",
     "load_ipython_extension",
+    "serve",
+    "serve_process",
     "studio",
 ]

@@ -121,7 +121,7 @@ def test_download_refuses_unknown_option(api: Api) -> None:
 
 
 def test_print_refuses_documents_over_max_file_bytes(api: Api) -> None:
-    api.workspace.set_setting("max_file_bytes", "100")
+    api.set_setting("max_file_bytes", "100")
     error = api.error("notebook_kit.artifacts.print", "$rows", {"rows": list(range(100))}, "html")
     assert "limit (max_file_bytes) is 100" in error
     assert api("getFileNames", "") == []

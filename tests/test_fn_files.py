@@ -54,6 +54,17 @@ class Api:
         self.url = f"{server.url}/dev/t/call"
         self.headers = {"x-api-key": workspace.keys()["dev"]}
 
+    def set_setting(self, name: str, value: str | None) -> None:
+        """Change a setting and wait until the server has reloaded: built-ins read the
+        settings snapshot the server took at its last reload, not the store."""
+        self.workspace.set_setting(name, value)
+        runtime = self.server.app.ctx.runtime  # type: ignore[union-attr]
+        generation = self.workspace.store.generation()
+        deadline = time.monotonic() + 5
+        while runtime.live.generation != generation:
+            assert time.monotonic() < deadline, "the server did not reload within 5 s"
+            time.sleep(0.01)
+
     def raw(self, name: str, *args: Any) -> httpx.Response:
         return self.http.post(self.url, json={"fn": name, "args": list(args)}, headers=self.headers)
 
@@ -171,7 +182,7 @@ def test_put_refuses_bad_parameters(api: Api, parameters: Any, message: str) -> 
 
 
 def test_put_refuses_content_over_max_file_bytes(api: Api) -> None:
-    api.workspace.set_setting("max_file_bytes", "10")
+    api.set_setting("max_file_bytes", "10")
     assert "limit (max_file_bytes) is 10" in api.error("putFile", "big.txt", {"content": "x" * 11})
     assert api("getFileNames", "") == []
 
@@ -193,7 +204,7 @@ def test_delete_file_then_get_fails(api: Api) -> None:
 
 
 def test_files_root_setting_moves_the_storage(api: Api, tmp_path: Path) -> None:
-    api.workspace.set_setting("files_root", str(tmp_path / "elsewhere"))
+    api.set_setting("files_root", str(tmp_path / "elsewhere"))
     api("putFile", "x.txt", {"content": "x"})
     assert (tmp_path / "elsewhere" / "x.txt").read_text() == "x"
 
@@ -278,7 +289,7 @@ def test_presigned_put_uploads_then_replaces(api: Api) -> None:
 
 
 def test_presigned_put_over_max_file_bytes_gets_413(api: Api) -> None:
-    api.workspace.set_setting("max_file_bytes", "4")
+    api.set_setting("max_file_bytes", "4")
     url = api("getPresignedUrl", "big.bin", {"method": "PUT"})
     assert httpx.put(url, content=b"12345").status_code == 413
     assert api("getFileNames", "") == []
@@ -288,13 +299,13 @@ def test_rotating_the_secret_voids_links(api: Api) -> None:
     api("putFile", "a.txt", {"content": "x"})
     url = api("getPresignedUrl", "a.txt")
     assert httpx.get(url).status_code == 200
-    api.workspace.set_setting("presign_secret", "a-new-secret-of-enough-length")
+    api.set_setting("presign_secret", "a-new-secret-of-enough-length")
     assert httpx.get(url).status_code == 403
 
 
 def test_expires_in_is_capped_and_base_url_setting_wins(api: Api) -> None:
     api("putFile", "a.txt", {"content": "x"})
-    api.workspace.set_setting("public_base_url", "https://files.example.com/")
+    api.set_setting("public_base_url", "https://files.example.com/")
     url = api("getPresignedUrl", "a.txt", {"expiresIn": 10**9})
     assert url.startswith("https://files.example.com/_files/a.txt?")
     expires = int(parse_qs(urlsplit(url).query)["expires"][0])

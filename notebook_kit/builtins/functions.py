@@ -23,7 +23,7 @@ from .storage import LocalFileStorage, default_content_type, is_text_type, resol
 from .users import UserDirectory
 
 if TYPE_CHECKING:
-    from ..workspace.workspace import Workspace
+    from .context import BuiltinContext
 
 __all__ = ["ActionsFunctions", "Functions", "VendorFunctions"]
 
@@ -70,11 +70,11 @@ class ActionsFunctions:
         action raised (the caller got the runtime's 500) and ``lastError`` says what was
         raised. Servers write the counts every reload interval, so they lag by that much.
         """
-        workspace = self._functions._need_workspace("actions.status")
+        store = self._functions._need_context("actions.status").store
         with _as_builtin_error("actions.status"):
-            stats = workspace.store.action_stats()
+            stats = store.action_stats()
             found: dict[str, list[dict[str, Any]]] = {str(s): [] for s in Stage}
-            for stage, app, deployment_id, snapshot in workspace.store.live_snapshots():
+            for stage, app, deployment_id, snapshot in store.live_snapshots():
                 for d in snapshot["definitions"]:
                     counts = stats.get((str(stage), app, d["id"]), {})
                     found[str(stage)].append(
@@ -100,8 +100,8 @@ class VendorFunctions:
     """``fn.notebook_kit``: the built-ins the spec files under ``<vendor>``."""
 
     def __init__(self, functions: Functions) -> None:
-        workspace = functions._workspace
-        self.oauth2 = OAuth2Client(workspace.settings if workspace is not None else dict)
+        context = functions._context
+        self.oauth2 = OAuth2Client(context.settings if context is not None else dict)
         self.artifacts = ArtifactFunctions(
             functions._file_storage,
             lambda: functions._setting("max_file_bytes"),
@@ -117,31 +117,31 @@ class VendorFunctions:
 class Functions:
     """The ``fn`` namespace. One instance per worker, shared by every action.
 
-    ``workspace`` gives the built-ins that need one (users, mail, files, settings) their
-    workspace; without it they raise BuiltinError.
+    ``context`` gives the built-ins that need one (users, mail, files, settings) the
+    store, the workspace directory and the settings; without it they raise BuiltinError.
     """
 
     #: What every built-in raises; an action catches it as ``except fn.BuiltinError``.
     BuiltinError = BuiltinError
 
-    def __init__(self, workspace: Workspace | None = None) -> None:
-        self._workspace = workspace
+    def __init__(self, context: BuiltinContext | None = None) -> None:
+        self._context = context
         self._files: LocalFileStorage | None = None
         self.notebook_kit = VendorFunctions(self)
 
-    def _need_workspace(self, name: str) -> Workspace:
-        if self._workspace is None:
+    def _need_context(self, name: str) -> BuiltinContext:
+        if self._context is None:
             raise BuiltinError(f"{name} needs a workspace (fn was built without one)")
-        return self._workspace
+        return self._context
 
     # -- files ---------------------------------------------------------------------------
 
     def _setting(self, name: str) -> Any:
-        return self._need_workspace("this built-in").setting(name)
+        return self._need_context("this built-in").setting(name)
 
     def _file_storage(self) -> LocalFileStorage:
-        workspace = self._need_workspace("the file storage")
-        root = resolve_root(workspace.home, workspace.setting("files_root"))
+        context = self._need_context("the file storage")
+        root = resolve_root(context.home, context.setting("files_root"))
         if self._files is None or self._files.root != root:
             with _as_builtin_error("file storage"):
                 self._files = LocalFileStorage(root)
@@ -241,14 +241,14 @@ class Functions:
                 f"getPresignedUrl: expiresIn is a positive whole number of seconds, "
                 f"not {expires_in!r}"
             )
-        workspace = self._need_workspace("getPresignedUrl")
+        context = self._need_context("getPresignedUrl")
         with _as_builtin_error("getPresignedUrl"):
             storage = self._file_storage()
             is_get = method.upper() == "GET"
             clean = storage.stat(path).path if is_get else storage.check(path)
-            secret = presign.workspace_secret(workspace.store, workspace.setting("presign_secret"))
-            base = presign.base_url(workspace.setting("public_base_url"))
-            expires_in = min(expires_in, workspace.setting("presign_max_expires"))
+            secret = presign.workspace_secret(context.store, context.setting("presign_secret"))
+            base = presign.base_url(context.setting("public_base_url"))
+            expires_in = min(expires_in, context.setting("presign_max_expires"))
             return presign.presigned_url(base, secret, method, clean, expires_in)
 
     def csvToObject(self, csv_text: str) -> list[dict[str, Any]]:
@@ -275,7 +275,8 @@ class Functions:
     # -- users and groups (users.py): paged answers {"users"|"groups", "total", ...} ----
 
     def _users(self, name: str) -> UserDirectory:
-        return UserDirectory(self._need_workspace(name).store, self._notify)
+        context = self._need_context(name)
+        return UserDirectory(context.store, context.notify)
 
     def getUsers(self, groupName: str | None = None, option: dict | None = None) -> dict:
         """Users (of ``groupName`` if given), ordered by email, paged by
@@ -345,15 +346,8 @@ class Functions:
         "html"?, "attachments"?: [{"path"} | {"filename", "content", "contentType"}]}``
         through the configured SMTP server. Returns ``{"messageId", "from",
         "recipients", "refused"}``."""
-        workspace = self._need_workspace("sendMail")
-        return send_mail(param, SmtpConfig.from_settings(workspace.settings()), self._read_file)
-
-    def _notify(self, to: str, subject: str, text: str) -> bool:
-        config = SmtpConfig.from_settings(self._need_workspace("sendMail").settings())
-        if not config.configured:
-            return False
-        send_mail({"to": to, "subject": subject, "text": text}, config)
-        return True
+        config = SmtpConfig.from_settings(self._need_context("sendMail").settings())
+        return send_mail(param, config, self._read_file)
 
     def _read_file(self, path: str) -> tuple[bytes, str]:
         with _as_builtin_error("sendMail attachment"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from ..domain.actions import ActionRequest, ActionResponse
+from ..domain.messages import ActionRequest, ActionResponse
 from .artifacts import ArtifactFunctions
 from .db import Database
 from .functions import ActionsFunctions, Functions

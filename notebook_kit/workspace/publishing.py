@@ -149,6 +149,19 @@ class Publisher:
         """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
         return self.deployed_states([definition])[definition.app, definition.id][stage]
 
+    def listing(self, definitions: list[Definition]) -> list[dict[str, Any]]:
+        """``definitions`` as rows: their summary, the state on each stage and when they
+        were last saved."""
+        states = self.deployed_states(definitions)
+        return [
+            {
+                **d.summary(),
+                **{str(s): state for s, state in states[d.app, d.id].items()},
+                "updated_at": d.updated_at,
+            }
+            for d in definitions
+        ]
+
     def deployed_states(
         self, definitions: list[Definition]
     ) -> dict[tuple[str, str], dict[Stage, str]]:

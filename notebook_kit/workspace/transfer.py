@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..domain import exchange
-from ..domain.models import Application
+from ..domain.models import Application, Definition
 from ..errors import ConflictError, ValidationError
 from ..store.store import Store
 
-__all__ = ["import_document", "write_json"]
+__all__ = ["copy_definition", "import_document", "write_json"]
 
 
 def write_json(path: str | os.PathLike[str], document: Any) -> Path:
@@ -52,3 +52,28 @@ def import_document(store: Store, document: Any, replace: bool) -> Application:
         for definition in definitions:
             store.insert_definition(definition)
     return app
+
+
+def copy_definition(
+    store: Store, source: Definition, to_app: str, new_id: str | None = None
+) -> Definition:
+    """Insert a copy of ``source`` into ``to_app`` (created if missing) as ``new_id``."""
+    target_id = new_id or source.id
+    with store.transaction():
+        if store.get_definition(to_app, target_id):
+            raise ConflictError(
+                f"application {to_app!r} already has a definition {target_id!r}; choose another ID"
+            )
+        if not store.get_application(to_app):
+            store.put_application(Application(to_app))
+        copied = Definition.from_dict(
+            {
+                **source.to_dict(),
+                "app": to_app,
+                "id": target_id,
+                "created_at": None,
+                "updated_at": None,
+            }
+        )
+        store.insert_definition(copied)
+    return copied

@@ -3,6 +3,11 @@
 Every rule lives here or below: validation, deploy snapshots, resource counts, keys,
 import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store
 (``workspace.sqlite3``) and the execution environment's database (``environment.sqlite3``).
+
+The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) are one-line
+delegations to the faces that own them (``notebook/``), imported on first use. The faces
+never import this module at run time, so the delegation points one way and draws no
+import circle; ``Workspace`` holds no view or server code itself.
 """
 
 from __future__ import annotations
@@ -10,38 +15,36 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..builtins.db import open_database
-from ..builtins.functions import Functions
-from ..domain import exchange, routing, sample
-from ..domain.actions import (
-    ActionRequest,
-    CompiledAction,
-    Invocation,
-    check_sources,
-    compile_action,
-)
+from ..builtins.context import ActionEnvironment, BuiltinContext
+from ..domain import exchange, routing
+from ..domain.actions import CompiledAction, Invocation, check_sources, compile_action, test_request
 from ..domain.actions import invoke as run_invocation
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
-from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
-from ..notebook.views import NotebookViews
+from ..errors import ConflictError, NotFoundError, StoreError
 from ..store.store import Store, new_api_key
-from .publishing import Publisher, same_content
-from .transfer import import_document, write_json
+from .publishing import Publisher
+from .transfer import copy_definition, import_document, write_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..builtins.users import UserDirectory
+    from ..runtime.server import BackgroundServer, ServerProcess
 
 __all__ = ["Workspace"]
 
 _UNSET: Any = object()
 
 
-class Workspace(NotebookViews):
+class Workspace:
     """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
     ``~/.notebook_kit``; the directory is created owner-only on first use.
 
-    The deploy rules live in ``publishing.Publisher``, the pandas views and ``serve`` in
-    ``notebook_views.NotebookViews``; this class is the one facade over them."""
+    The deploy rules live in ``publishing.Publisher``, what actions reach in
+    ``builtins``; this class is the one facade over them."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
@@ -53,11 +56,11 @@ class Workspace(NotebookViews):
                 f"cannot use {self.home} as the workspace directory: {exc.strerror}"
             ) from None
         self.store = Store(self.home / "workspace.sqlite3")
+        self.context = BuiltinContext(self.store, self.home, self.settings)
+        self._environment = ActionEnvironment(self.context)
         self._publisher = Publisher(
             self.store, lambda: self.setting("resource_quota"), self.action_env
         )
-        self._database_url = self.setting("database_url")
-        self.database = open_database(self._database_url, self.home / "environment.sqlite3")
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -82,23 +85,21 @@ class Workspace(NotebookViews):
 
     # -- the action environment --------------------------------------------------------
 
-    def _current_database(self) -> Any:
-        """``db`` for the ``database_url`` in force (reopened when the setting changed)."""
-        url = self.setting("database_url")
-        if url != self._database_url:
-            self.database = open_database(url, self.home / "environment.sqlite3")
-            self._database_url = url
-        return self.database
+    @property
+    def database(self) -> Any:
+        """The execution environment's database (``db`` in actions)."""
+        return self._environment.database
 
     def action_env(self) -> dict[str, Any]:
         """The names every action sees besides ``req``, ``res`` and ``const``."""
-        from ..builtins.http import HttpClient
+        return self._environment.names()
 
-        return {
-            "fn": Functions(self),
-            "db": self._current_database(),
-            "http": HttpClient(lambda: self.setting("http_timeout")),
-        }
+    def users(self) -> UserDirectory:
+        """The execution environment's user directory (what ``fn.getUsers`` and friends
+        use), for managing users from a notebook; it mails reset tokens as ``fn`` does."""
+        from ..builtins.users import UserDirectory
+
+        return UserDirectory(self.store, self.context.notify)
 
     # -- applications ------------------------------------------------------------------
 
@@ -226,27 +227,7 @@ class Workspace(NotebookViews):
 
     def copy(self, app: str, api_id: str, to_app: str, new_id: str | None = None) -> Definition:
         """Copy a definition into ``to_app`` (created if missing), as ``new_id`` if given."""
-        source = self.get(app, api_id)
-        target_id = new_id or source.id
-        with self.store.transaction():
-            if self.store.get_definition(to_app, target_id):
-                raise ConflictError(
-                    f"application {to_app!r} already has a definition "
-                    f"{target_id!r}; choose another ID"
-                )
-            if not self.store.get_application(to_app):
-                self.store.put_application(Application(to_app))
-            copied = Definition.from_dict(
-                {
-                    **source.to_dict(),
-                    "app": to_app,
-                    "id": target_id,
-                    "created_at": None,
-                    "updated_at": None,
-                }
-            )
-            self.store.insert_definition(copied)
-        return copied
+        return copy_definition(self.store, self.get(app, api_id), to_app, new_id)
 
     def invoke(
         self,
@@ -259,31 +240,8 @@ class Workspace(NotebookViews):
         body: str | bytes = "",
     ) -> Invocation:
         """Run the *saved* definition in this process, as the studio's Test panel does."""
-        from urllib.parse import urlencode
-
-        from multidict import CIMultiDict
-
         definition = self.get(app, api_id)
-        params = {
-            name: str((path_parameters or {}).get(name, "")) for name in definition.path_parameters
-        }
-        missing = [name for name, value in params.items() if not value]
-        if missing:
-            raise ValidationError(
-                f"give a value for the path parameter {{{missing[0]}}}", field="path_parameters"
-            )
-        resource = "/".join(
-            params[s[1:-1]] if s.startswith("{") else s for s in definition.segments
-        )
-        req = ActionRequest(
-            httpMethod=definition.method,
-            path=f"/test/{app}/{resource}",
-            stage="test",
-            headers=CIMultiDict(headers or {}),
-            pathParameters=params,
-            query_string=query if isinstance(query, str) else urlencode(query),
-            body=body,
-        )
+        req = test_request(definition, path_parameters or {}, query, headers or {}, body)
         return run_invocation(self.compile(definition), req)
 
     def compile(self, definition: Definition) -> CompiledAction:
@@ -323,16 +281,7 @@ class Workspace(NotebookViews):
     def listing(self, app: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
         """Definitions as rows: their summary, the state on each stage ('deployed',
         'changed' or 'not deployed') and when they were last saved."""
-        definitions = self.definitions(app, label)
-        states = self._publisher.deployed_states(definitions)
-        return [
-            {
-                **d.summary(),
-                **{str(s): state for s, state in states[d.app, d.id].items()},
-                "updated_at": d.updated_at,
-            }
-            for d in definitions
-        ]
+        return self._publisher.listing(self.definitions(app, label))
 
     def resources(self) -> dict[str, dict[str, Any]]:
         """Per stage: ``{"total": n, "apps": {app: n}}`` counted the spec's way."""
@@ -396,21 +345,55 @@ class Workspace(NotebookViews):
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
         stages. Running it again changes nothing that is already as the sample has it."""
-        definitions = sample.sample_definitions()
-        with self.database.transaction() as db:
-            db.execute(sample.EMPLOYEE_TABLE)
-            db.executemany(
-                "INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)", sample.EMPLOYEES
-            )
-        app = sample.SAMPLE_APP
-        with self.store.transaction():
-            if self.store.get_application(app.id) != app:
-                self.store.put_application(app)
-            for definition in definitions:
-                current = self.store.get_definition(app.id, definition.id)
-                if current is None or not same_content(current, definition):
-                    self.store.replace_definition(definition.id, definition)
-        for stage in Stage:
-            if not self._publisher.is_live_as_saved(app.id, stage):
-                self.deploy(app.id, stage)
-        return app
+        from .sample import install_sample
+
+        return install_sample(self, self._publisher)
+
+    # -- notebook conveniences: one-line delegations to the notebook face -----------------
+
+    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
+        """Serve in a background thread of this process (``notebook_kit.serve``)."""
+        from ..notebook.serving import serve
+
+        return serve(self, port=port, host=host)
+
+    def serve_process(
+        self, port: int = 8000, host: str = "127.0.0.1", workers: int = 1
+    ) -> ServerProcess:
+        """Serve from a child process (``notebook_kit.serve_process``)."""
+        from ..notebook.serving import serve_process
+
+        return serve_process(self, port=port, host=host, workers=workers)
+
+    def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
+        """``listing()`` as a DataFrame (as are the other ``*_frame`` methods)."""
+        return _frames().definitions_frame(self.listing(app, label))
+
+    def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
+        return _frames().deployments_frame(self.deployments(app))
+
+    def resources_frame(self) -> pd.DataFrame:
+        return _frames().resources_frame(self.resources())
+
+    def users_frame(self) -> pd.DataFrame:
+        return _frames().users_frame(self.users().all_users())
+
+    def groups_frame(self) -> pd.DataFrame:
+        return _frames().groups_frame(self.users().all_groups())
+
+    def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
+        """The newest ``limit`` (default: all kept) requests any server of this workspace
+        answered: time, stage, method, path, status, duration in ms."""
+        return _frames().request_log_frame(self.request_log(limit))
+
+    def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` (default: all kept) request-log rows, oldest first."""
+        keep = self.setting("request_log_size")
+        return self.store.request_log(keep if limit is None else min(limit, keep))
+
+
+def _frames() -> Any:
+    """The notebook face's pandas frames, imported (with pandas) on first use."""
+    from ..notebook import frames
+
+    return frames

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ...domain.models import Definition
-from ...runtime.server import BackgroundServer, background_servers
+from ...runtime.server import BackgroundServer
 from ...workspace.workspace import Workspace
+from ..serving import background_servers
 from .deploy import DeployPanel
 from .feedback import Status
 from .form import DefinitionForm

@@ -1,0 +1,180 @@
+"""``req`` and ``res``: the request and the response an action sees, and ``res`` as HTTP parts.
+
+The names follow the spec's contract (``httpMethod``, ``pathParameters``, ``statusCode``),
+which users write their actions against. Rendering runs on every request, so the JSON
+encoder is built once per thread rather than once per call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import date, datetime
+from decimal import Decimal
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from typing import Any
+from urllib.parse import parse_qsl
+
+from multidict import CIMultiDict
+
+__all__ = ["ActionRequest", "ActionResponse", "render_response"]
+
+
+class ActionRequest:
+    """``req``: the request as the action sees it (names follow the spec's contract)."""
+
+    __slots__ = (
+        "_body",
+        "_query",
+        "_raw_body",
+        "_raw_query",
+        "headers",
+        "httpMethod",
+        "path",
+        "pathParameters",
+        "stage",
+    )
+
+    def __init__(
+        self,
+        httpMethod: str,
+        path: str,
+        stage: str,
+        headers: Any,
+        pathParameters: dict[str, str],
+        query_string: str = "",
+        body: bytes | str = b"",
+    ) -> None:
+        self.httpMethod = httpMethod
+        self.path = path
+        self.stage = stage
+        self.headers = headers
+        self.pathParameters = pathParameters
+        self._raw_query = query_string
+        self._raw_body = body
+        self._query: dict[str, str] | None = None
+        self._body: str | None = None
+
+    @property
+    def queryStringParameters(self) -> dict[str, str]:
+        """The query string as a dict of str; a repeated name keeps its last value."""
+        if self._query is None:
+            self._query = dict(parse_qsl(self._raw_query, keep_blank_values=True))
+        return self._query
+
+    @property
+    def body(self) -> str:
+        """The raw request body decoded as UTF-8 (undecodable bytes become U+FFFD)."""
+        if self._body is None:
+            raw = self._raw_body
+            self._body = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        return self._body
+
+    def __repr__(self) -> str:
+        return f"<req {self.httpMethod} {self.path} pathParameters={self.pathParameters}>"
+
+
+class ActionResponse:
+    """``res``: what the action sets. ``headers`` is case-insensitive."""
+
+    __slots__ = ("body", "headers", "statusCode")
+
+    def __init__(self, content_type: str | None = None) -> None:
+        self.statusCode: int = 200
+        self.headers: CIMultiDict[str] = CIMultiDict()
+        if content_type:
+            self.headers["Content-Type"] = content_type
+        self.body: Any = None
+
+    def __repr__(self) -> str:
+        return f"<res statusCode={self.statusCode} headers={dict(self.headers)}>"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    raise TypeError(f"res.body holds a {type(value).__name__}, which JSON cannot carry")
+
+
+# One encoder for every response: json.dumps with ``default=`` would build a new one per call.
+_JSON = json.JSONEncoder(default=_json_default)
+_encoders = threading.local()
+
+
+def _json_bytes(body: Any) -> bytes:
+    """``body`` as ``_JSON`` encodes it, through a C encoder kept per thread.
+
+    ``JSONEncoder.encode`` builds a new C encoder (and its dict of containers being
+    encoded, for the circular-reference check) on every call: about half the cost of a
+    small answer. The dict is emptied again by every encoding that completes, and cleared
+    here after one that fails; one per thread, as the ``default`` hook may switch threads.
+    """
+    try:
+        encode, markers = _encoders.c
+    except AttributeError:
+        if c_make_encoder is None:  # a Python without the C accelerator
+            return _JSON.encode(body).encode()
+        markers = {}
+        encode = c_make_encoder(
+            markers,
+            _json_default,
+            encode_basestring_ascii,
+            None,
+            _JSON.key_separator,
+            _JSON.item_separator,
+            False,  # sort_keys
+            False,  # skipkeys
+            True,  # allow_nan
+        )
+        _encoders.c = (encode, markers)
+    try:
+        return "".join(encode(body, 0)).encode()
+    except BaseException:
+        markers.clear()
+        raise
+
+
+def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, str | None]:
+    """``res`` as wire parts: status, headers (without Content-Type), body, content type.
+
+    str is sent as UTF-8, bytes as they are, dict and list as JSON (``application/json``
+    unless the action chose a content type). Anything else is the action's mistake. This
+    runs on every request, so the common cases are tested first and nothing is copied
+    that need not be (``res`` is spent afterwards: its headers are handed over).
+    """
+    status = res.statusCode
+    if status.__class__ is not int or not 100 <= status <= 599:  # bool is not int here
+        raise TypeError(f"res.statusCode must be a whole number 100-599, not {status!r}")
+    headers = res.headers
+    if headers.__class__ is not CIMultiDict:  # the action assigned a mapping of its own
+        try:
+            headers = CIMultiDict(headers)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"res.headers must be a mapping of names to values, not {type(headers).__name__}"
+            ) from None
+    chosen = headers.popall("Content-Type", None)
+    content_type = None if chosen is None else str(chosen[-1])
+    body = res.body
+    kind = body.__class__
+    if kind is dict:  # the usual answers first
+        data = _json_bytes(body)
+        content_type = content_type or "application/json"
+    elif kind is str:
+        data = body.encode()
+    elif body is None:
+        data = b""
+    elif kind is bytes:
+        data = body
+    elif isinstance(body, (dict, list)):
+        data = _json_bytes(body)
+        content_type = content_type or "application/json"
+    elif isinstance(body, str):
+        data = body.encode()
+    elif isinstance(body, (bytes, bytearray, memoryview)):
+        data = bytes(body)
+    else:
+        raise TypeError(f"res.body must be str, bytes, dict or list, not {type(body).__name__}")
+    return status, headers, data, content_type

@@ -1,0 +1,41 @@
+"""Installing the sample application ``restapi_sample`` (its data, definitions and deploys).
+
+Running it again changes nothing that is already as the sample has it: rows are upserted,
+definitions are rewritten only when their content differs, and a stage is deployed only
+when what it serves is not already the saved sample.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..domain import sample
+from ..domain.models import Application, Stage
+from .publishing import Publisher, same_content
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+__all__ = ["install_sample"]
+
+
+def install_sample(workspace: Workspace, publisher: Publisher) -> Application:
+    """Create (or restore) ``restapi_sample`` in ``workspace`` and deploy it to both stages."""
+    with workspace.database.transaction() as db:
+        db.execute(sample.EMPLOYEE_TABLE)
+        db.executemany(
+            "INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)", sample.EMPLOYEES
+        )
+    app = sample.SAMPLE_APP
+    store = workspace.store
+    with store.transaction():
+        if store.get_application(app.id) != app:
+            store.put_application(app)
+        for definition in sample.sample_definitions():
+            current = store.get_definition(app.id, definition.id)
+            if current is None or not same_content(current, definition):
+                store.replace_definition(definition.id, definition)
+    for stage in Stage:
+        if not publisher.is_live_as_saved(app.id, stage):
+            workspace.deploy(app.id, stage)
+    return app
