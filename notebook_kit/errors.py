@@ -13,6 +13,7 @@ status codes live here.
     ├── ConflictError          the change collides with what exists
     │   └── QuotaExceededError a deploy would push a stage past its resource quota
     ├── StoreError             the workspace store failed (wraps sqlite3 errors)
+    ├── ServerError            a server could not start or stop (a busy port, a bad host ...)
     └── BuiltinError           a built-in function (fn.*) used from an action failed
 """
 
@@ -26,6 +27,7 @@ __all__ = [
     "NotFoundError",
     "NotebookKitError",
     "QuotaExceededError",
+    "ServerError",
     "StoreError",
     "ValidationError",
 ]
@@ -69,6 +71,11 @@ class QuotaExceededError(ConflictError):
 
 class StoreError(NotebookKitError):
     """The workspace store could not do what was asked."""
+
+
+class ServerError(NotebookKitError, OSError):
+    """A server (in a background thread or a child process) could not start or stop. An
+    ``OSError`` too, as a busy port has always been."""
 
 
 class BuiltinError(NotebookKitError):

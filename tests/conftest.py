@@ -12,8 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from notebook_kit.runtime.server import BackgroundServer
-from notebook_kit.runtime.server_process import ServerProcess
+from notebook_kit.runtime.server import BackgroundServer, ServerProcess
 from notebook_kit.workspace.workspace import Workspace
 
 

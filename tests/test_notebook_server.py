@@ -11,7 +11,7 @@ import pytest
 from conftest import free_port
 
 from notebook_kit import Workspace
-from notebook_kit.runtime.server import background_servers
+from notebook_kit.notebook.serving import background_servers
 
 
 def server_threads() -> list[str]:

@@ -265,3 +265,16 @@ def test_runtime_answers_json_for_unreadable_request(http: httpx.Client) -> None
     assert 400 <= status < 500
     assert b"access-control-allow-origin: *" in head.lower()
     assert json.loads(body)["message"]
+
+
+def test_builtins_in_a_server_read_the_reload_snapshot_not_the_store(
+    sample_workspace: Workspace,
+) -> None:
+    from notebook_kit.runtime.app import Runtime
+
+    runtime = Runtime(sample_workspace)
+    before = runtime.context.setting("max_file_bytes")
+    sample_workspace.set_setting("max_file_bytes", str(before + 1))
+    assert runtime.context.setting("max_file_bytes") == before  # no store query
+    assert runtime.refresh()  # the setting bumped the generation: the next reload sees it
+    assert runtime.context.setting("max_file_bytes") == before + 1

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from notebook_kit.errors import StoreError
-from notebook_kit.runtime.server_process import ServerProcess
+from notebook_kit.errors import ServerError
+from notebook_kit.runtime.server import ServerProcess
 from notebook_kit.workspace.workspace import Workspace
 
 
@@ -58,7 +58,7 @@ def test_serve_process_again_replaces_the_running_child(sample_workspace: Worksp
 def test_serve_process_failure_is_a_clear_error(sample_workspace: Workspace) -> None:
     with ServerProcess(sample_workspace.home) as holder:
         taken = ServerProcess(sample_workspace.home, port=holder.port)
-        with pytest.raises(StoreError, match="in use"):
+        with pytest.raises(ServerError, match="in use"):
             taken.start(timeout=20)
         assert not taken.running
 
@@ -67,7 +67,7 @@ def test_child_dies_when_its_parent_is_killed(sample_workspace: Workspace, tmp_p
     parent_code = textwrap.dedent(
         f"""
         import sys, time
-        from notebook_kit.runtime.server_process import ServerProcess
+        from notebook_kit.runtime.server import ServerProcess
         server = ServerProcess({str(sample_workspace.home)!r}).start()
         print(server.process.pid, server.url, flush=True)
         time.sleep(60)

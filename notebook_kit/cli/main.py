@@ -3,15 +3,16 @@
 Each command builds the workspace, calls one method and prints the result (``--json``
 where offered). A refusal prints one line on stderr and exits 1; a usage mistake exits 2.
 This module holds the group, the entry point and the workspace-wide commands (sample,
-keys, serve, export, import, commit); the definition commands are in ``cli_definitions``,
-the stage commands in ``cli_publishing``, ``settings`` in ``cli_settings``.
+keys, serve, export, import, commit); the definition commands are in ``definitions``,
+the stage commands in ``publishing``, ``settings`` in ``settings``.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import NoReturn
+from functools import partial
+from typing import Any, NoReturn
 
 import click
 
@@ -83,7 +84,15 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
     )
     sys.stdout.flush()
-    run_server(ws, host, port, workers)
+    run_server(partial(_app_for_home, str(ws.home)), host, port, workers)
+
+
+def _app_for_home(home: str) -> Any:
+    """The Sanic app of the workspace at ``home``: built in each worker process."""
+    from ..runtime.app import create_app
+    from ..workspace.workspace import Workspace
+
+    return create_app(Workspace(home))
 
 
 @cli.command(name="export")

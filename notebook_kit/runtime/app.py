@@ -1,6 +1,6 @@
 """The Sanic runtime: ``{base_url}/{stage}/{app_id}/{resource}`` answered by deployed actions.
 
-Each worker holds one immutable ``_Live`` (a compiled route table and the API key per
+Each worker holds one immutable ``LiveState`` (a compiled route table and the API key per
 stage) and swaps it whole when the store's generation changes, so a request in flight
 always sees one consistent table. The request path does no store query and compiles
 nothing: it splits the path, walks the tree, checks the key, and calls the action.
@@ -13,94 +13,42 @@ browser caller sees the real error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any
 
 from sanic import Sanic
 from sanic.exceptions import PayloadTooLarge, SanicException
 from sanic.request import Request
 from sanic.response import HTTPResponse
-from sanic.response.types import BaseHTTPResponse
 
+from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..builtins.presign import PREFIX as FILES_PREFIX
 from ..builtins.presign import use_serving_request
-from ..domain.actions import ActionRequest, ActionResponse, CompiledAction, render_response
+from ..domain.actions import CompiledAction, compile_action
+from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Application, Definition, Stage
 from ..domain.openapi import OPENAPI_PREFIX, build_document
-from ..domain.routing import Match, RouteTable
+from ..domain.routing import RouteTable
 from ..store.request_log import action_counters
-from ..workspace.workspace import Workspace
+from .answers import CORS, Answer, message
 from .file_links import answer_file_link
+from .live import LiveState, LogEntry, StageTable
+from .responses import ActionAnswer, UntypedActionAnswer
+
+if TYPE_CHECKING:
+    from ..workspace.workspace import Workspace
 
 __all__ = ["Runtime", "create_app"]
 
 log = logging.getLogger("notebook_kit.runtime")
 
-_CORS = {"Access-Control-Allow-Origin": "*"}
-_MATCHES_KEPT = 4096
 _FLUSH_SECONDS = 0.1
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
-# Started and ended (perf_counter times), stage, (method, path), status, (stage, app, API
-# ID) of the action that ran or None, error or None. The stage, the (method, path) pair and
-# the action's key are objects the stage keeps per path, shared by every entry of that
-# path: the pickled batch stores each once, and the flush counts without building keys
-# (see request_log.py for how entries are read back).
-_LogEntry = tuple[
-    float, float, str, tuple[str, str], int, "tuple[str, str, str] | None", "str | None"
-]
-# What a stage remembers of a path: the match, (method, path), the action's log key.
-_Memo = tuple["Match[CompiledAction] | None", tuple[str, str], "tuple[str, str, str] | None"]
-
-
-class _ActionAnswer(HTTPResponse):
-    """An action's answer, made without Sanic's header copies.
-
-    ``HTTPResponse.__init__`` builds an empty ``Header`` and then copies the given headers
-    into a second one; the action's ``res.headers`` (a ``CIMultiDict``, which offers all
-    Sanic does with response headers) is spent after the action and is handed over as it
-    is. The slots set here are all of ``BaseHTTPResponse``'s (checked below).
-    """
-
-    __slots__ = ()
-
-    def __init__(self, body: bytes, status: int, headers: Any, content_type: str | None) -> None:
-        self.asgi = False
-        self.body = body
-        self.content_type = content_type
-        self.stream = None
-        self.status = status
-        self.headers = headers
-        self._cookies = None
-
-
-# The shortcut sets every slot of Sanic's response itself; a Sanic whose response has
-# other slots gets its own constructor instead (slower, never wrong).
-_RESPONSE_SLOTS = {"asgi", "body", "content_type", "stream", "status", "headers", "_cookies"}
-_Answer: type[HTTPResponse] = (
-    _ActionAnswer if set(BaseHTTPResponse.__slots__) == _RESPONSE_SLOTS else HTTPResponse
-)
-
-
-class _UntypedAnswer(_Answer):  # type: ignore[valid-type,misc]
-    """An action's answer without a content type: no Content-Type is sent (Sanic would
-    send the text 'None'). A class of its own, so the common answer keeps Sanic's
-    ``processed_headers`` as it is."""
-
-    __slots__ = ()
-
-    @property
-    def processed_headers(self) -> Any:
-        clean = self._sanitize_header_value  # strips CR/LF: no header injection
-        return (
-            (clean(name).encode("ascii"), clean(f"{value}").encode(errors="surrogateescape"))
-            for name, value in self.headers.items()
-        )
 
 
 def _has_key(request: Request, key: bytes) -> bool:
@@ -112,51 +60,13 @@ def _has_key(request: Request, key: bytes) -> bool:
 
 def _runtime_answer(
     status: int,
-    message: str,
+    text: str,
     headers: dict[str, str] | None = None,
     extra: dict[str, str] | None = None,
 ) -> HTTPResponse:
-    """An answer the runtime makes itself: JSON ``{"message": ...}`` (plus ``extra``) that a
-    browser on any origin may read."""
-    body = json.dumps({"message": message, **(extra or {})}).encode()
-    return HTTPResponse(body, status, {**_CORS, **(headers or {})}, "application/json")
-
-
-@dataclass(frozen=True, slots=True)
-class _Stage:
-    name: str
-    table: RouteTable[CompiledAction]
-    key: bytes
-    debug: bool
-    # app ID -> (application, deployment id, served definitions): the OpenAPI source
-    published: dict[str, tuple[Application, int, list[Definition]]]
-    # (method, raw path) -> what it matched, with the request log's shared keys: most calls
-    # repeat a few paths, so the tree is walked once per path. Bounded; it lives and dies
-    # with this stage's table.
-    matches: dict[tuple[str, str], _Memo] = field(default_factory=dict)
-
-    def match(self, method: str, path: str, parts: list[str]) -> _Memo:
-        """Walk the table for a path split on '/' (stage first) and remember the answer."""
-        segments = [unquote(p) if "%" in p else p for p in parts[2:]]
-        if len(segments) > 1 and not segments[-1]:
-            segments.pop()  # tolerate one trailing slash
-        key = (method, path)
-        found = self.table.match(method, segments)
-        action = found.endpoint if found is not None else None
-        memo = (found, key, None if action is None else (self.name, *action.ident))
-        if len(self.matches) >= _MATCHES_KEPT:
-            self.matches.clear()
-        self.matches[key] = memo
-        return memo
-
-
-@dataclass(frozen=True, slots=True)
-class _Live:
-    generation: int
-    stages: dict[str, _Stage]
-    max_body_bytes: int
-    request_log_size: int
-    reload_interval: float
+    """An answer the runtime makes itself (see ``answers.message``)."""
+    answer = message(status, text, headers, extra)
+    return HTTPResponse(answer.body, status, answer.headers, answer.content_type)
 
 
 class Runtime:
@@ -164,9 +74,15 @@ class Runtime:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        self.store = workspace.store
+        # The built-ins read the settings snapshot of the last reload: no store query on
+        # the request path. Reloads follow every settings change (it bumps the generation).
+        self._settings: dict[str, Any] = workspace.settings()
+        self.context = BuiltinContext(self.store, workspace.home, lambda: self._settings)
+        self._environment = ActionEnvironment(self.context)
         self._compiled: dict[tuple[int, str], CompiledAction] = {}
-        self._pending_log: list[_LogEntry] = []
-        self.live = self._build(workspace.store.generation())
+        self._pending_log: list[LogEntry] = []
+        self.live = self._build(self.store.generation())
 
     # -- building and swapping the live tables -----------------------------------------
 
@@ -176,13 +92,14 @@ class Runtime:
         key = (deployment_id, definition.id)
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._compiled[key] = self.workspace.compile(definition)
+            compiled = self._compiled[key] = compile_action(definition, env)
         return compiled
 
-    def _build(self, generation: int) -> _Live:
+    def _build(self, generation: int) -> LiveState:
         """Read what is live and compile it into fresh tables (reusing unchanged actions)."""
-        ws = self.workspace
-        env = ws.action_env()
+        store = self.store
+        settings = self._settings = self.workspace.settings()
+        env = self._environment.names()
         entries: dict[str, list[tuple[str, Definition, CompiledAction]]] = {
             str(s): [] for s in Stage
         }
@@ -190,7 +107,7 @@ class Runtime:
         published: dict[str, dict[str, tuple[Application, int, list[Definition]]]] = {
             str(s): {} for s in Stage
         }
-        for stage, app, deployment_id, snapshot in ws.store.live_snapshots():
+        for stage, app, deployment_id, snapshot in store.live_snapshots():
             served = published[str(stage)][app] = (
                 Application.from_dict(snapshot["application"]),
                 deployment_id,
@@ -209,9 +126,9 @@ class Runtime:
                 entries[str(stage)].append((app, definition, compiled))
                 served[2].append(definition)
         self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
-        keys = ws.store.api_keys()
+        keys = store.api_keys()
         stages = {
-            str(s): _Stage(
+            str(s): StageTable(
                 str(s),
                 RouteTable(entries[str(s)]),
                 keys[s].encode(),
@@ -220,8 +137,7 @@ class Runtime:
             )
             for s in Stage
         }
-        settings = ws.settings()
-        return _Live(
+        return LiveState(
             generation,
             stages,
             settings["max_body_bytes"],
@@ -231,7 +147,7 @@ class Runtime:
 
     def refresh(self) -> bool:
         """Swap in new tables if the store changed since the last look. Returns whether."""
-        generation = self.workspace.store.generation()
+        generation = self.store.generation()
         if generation == self.live.generation:
             return False
         self.live = self._build(generation)
@@ -259,7 +175,7 @@ class Runtime:
             except Exception:
                 log.exception("reloading deployments failed; still serving the previous ones")
 
-    def flush_log(self, pending: list[_LogEntry] | None = None) -> None:
+    def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
         to the store (the buffer itself by default)."""
         if pending is None:
@@ -268,8 +184,7 @@ class Runtime:
             return
         wall = time.time() - time.perf_counter()  # entries carry perf_counter times
         stats = action_counters(pending, wall)
-        store = self.workspace.store
-        store.append_requests(pending, self.live.request_log_size, stats, wall)
+        self.store.append_requests(pending, self.live.request_log_size, stats, wall)
 
     # -- the request path ---------------------------------------------------------------
 
@@ -322,7 +237,7 @@ class Runtime:
                 except Exception as exc:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
-                    answer = _UntypedAnswer if content_type is None else _Answer
+                    answer = UntypedActionAnswer if content_type is None else ActionAnswer
                     response = answer(body, status, headers, content_type)  # type: ignore[arg-type]
         # perf_counter times: the log turns them into wall-clock time and a duration
         entry = (started, time.perf_counter(), stage_name, key, response.status, ran, error)
@@ -331,7 +246,7 @@ class Runtime:
 
     @staticmethod
     def _action_failed(
-        definition: Definition, stage: _Stage, exc: Exception
+        definition: Definition, stage: StageTable, exc: Exception
     ) -> tuple[HTTPResponse, str]:
         """The 500 for an action that raised; the error text goes to dev callers only."""
         log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
@@ -339,7 +254,7 @@ class Runtime:
         extra = {"error": error} if stage.debug else {}
         return _runtime_answer(500, "Internal server error", extra=extra), error
 
-    async def _reserved(self, request: Request, live: _Live, parts: list[str]) -> HTTPResponse:
+    async def _reserved(self, request: Request, live: LiveState, parts: list[str]) -> HTTPResponse:
         """Paths outside the stages: the OpenAPI documents, presigned files, else 404."""
         if parts[1] == OPENAPI_PREFIX:
             return self._openapi(request, live, parts[2:])
@@ -347,7 +262,7 @@ class Runtime:
             return await self._files(request)
         return _runtime_answer(404, "Not Found")
 
-    def _openapi(self, request: Request, live: _Live, rest: list[str]) -> HTTPResponse:
+    def _openapi(self, request: Request, live: LiveState, rest: list[str]) -> HTTPResponse:
         """``GET /_openapi/{stage}/{app}.json``: the document of what ``live`` serves."""
         stage = live.stages.get(rest[0]) if len(rest) == 2 else None
         app = rest[1].removesuffix(".json") if stage is not None else ""
@@ -358,17 +273,17 @@ class Runtime:
         application, deployment_id, definitions = stage.published[app]
         base_url = f"{request.scheme}://{request.host}"
         document = build_document(application, stage.name, definitions, base_url, deployment_id)
-        return HTTPResponse(json.dumps(document, indent=2), 200, dict(_CORS), "application/json")
+        return HTTPResponse(json.dumps(document, indent=2), 200, dict(CORS), "application/json")
 
     async def _files(self, request: Request) -> HTTPResponse:
         """``/_files/{path}?...``: a presigned link (see file_links.py), answered off the
         event loop since it reads or writes a file."""
         args = request.args
         loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(
+        answer: Answer = await loop.run_in_executor(
             None,
             answer_file_link,
-            self.workspace,
+            self.context,
             request.method,
             request.path,
             args.get("expires"),
@@ -387,20 +302,17 @@ def _serving_request() -> Request | None:
         return None
 
 
-def create_app(
-    workspace: Workspace | str | None = None, name: str = "notebook_kit", *, touchup: bool = True
-) -> Sanic:
-    """The Sanic application serving ``workspace``'s deployments (a Workspace or its home).
+def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: bool = True) -> Sanic:
+    """The Sanic application serving ``workspace``'s deployments.
 
     ``touchup`` keeps Sanic's TouchUp, which strips per-request signal dispatch (about 30 µs
     of CPU a request). Turn it off only where several Sanic apps share one process (a
     notebook kernel, a test run): TouchUp breaks the second app there.
     """
-    if not isinstance(workspace, Workspace):
-        workspace = Workspace(workspace)
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
     runtime = Runtime(workspace)
-    Sanic._app_registry.pop(name, None)  # a notebook may build the app again
+    with contextlib.suppress(SanicException):  # a notebook may build the app again
+        Sanic.unregister_app(Sanic.get_app(name))
     app = Sanic(name, configure_logging=False)
     app.config.MOTD = False
     app.config.ACCESS_LOG = False

@@ -8,45 +8,30 @@ response; see presign.py for how links are made and signed.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from ..builtins.presign import PREFIX, check_signature, workspace_secret
 from ..builtins.storage import LocalFileStorage, default_content_type, resolve_root
-from ..errors import ConflictError, NotFoundError, ValidationError
+from ..errors import NotFoundError
+from .answers import CORS, Answer, error_status, message
 
 if TYPE_CHECKING:
-    from ..workspace.workspace import Workspace
+    from ..builtins.context import BuiltinContext
 
-__all__ = ["Answer", "answer_file_link"]
+__all__ = ["answer_file_link"]
 
-_CORS = {"Access-Control-Allow-Origin": "*"}
 # A served file may be HTML someone uploaded: never let it script this origin.
 _FILE_HEADERS = {
-    **_CORS,
+    **CORS,
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "sandbox",
     "Cache-Control": "private, no-store",
 }
-_FILE_ERRORS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
-
-
-class Answer(NamedTuple):
-    """An HTTP answer as plain parts."""
-
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    content_type: str | None
-
-
-def _message(status: int, message: str) -> Answer:
-    body = json.dumps({"message": message}).encode()
-    return Answer(status, dict(_CORS), body, "application/json")
 
 
 def answer_file_link(
-    workspace: Workspace,
+    context: BuiltinContext,
     method: str,
     raw_path: str,
     expires: str | None,
@@ -59,21 +44,16 @@ def answer_file_link(
     if method == "OPTIONS":
         allow = {"Access-Control-Allow-Methods": "GET, PUT, OPTIONS"}
         allow["Access-Control-Allow-Headers"] = "content-type"
-        return Answer(204, {**_CORS, **allow}, b"", None)
+        return Answer(204, {**CORS, **allow}, b"", None)
     if method not in ("GET", "PUT"):
-        return Answer(
-            405,
-            {**_CORS, "Allow": "GET, PUT, OPTIONS"},
-            b'{"message": "Method Not Allowed"}',
-            "application/json",
-        )
+        return message(405, "Method Not Allowed", {"Allow": "GET, PUT, OPTIONS"})
     path = unquote(raw_path[len(PREFIX) :])
-    secret = workspace_secret(workspace.store, workspace.setting("presign_secret"))
+    secret = workspace_secret(context.store, context.setting("presign_secret"))
     reason = check_signature(secret, method, path, expires, signature)
     if reason is not None:
-        return _message(403, f"Forbidden: {reason}")
+        return message(403, f"Forbidden: {reason}")
     try:
-        root = resolve_root(workspace.home, workspace.setting("files_root"))
+        root = resolve_root(context.home, context.setting("files_root"))
         storage = LocalFileStorage(root)
         if method == "GET":
             stored = storage.read(path)
@@ -82,9 +62,9 @@ def answer_file_link(
             if filename:
                 headers["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(filename)}"
             return Answer(200, headers, stored.data, stored.info.content_type)
-        limit = workspace.setting("max_file_bytes")
+        limit = context.setting("max_file_bytes")
         if len(body) > limit:
-            return _message(413, f"The file is larger than {limit} bytes")
+            return message(413, f"The file is larger than {limit} bytes")
         try:
             storage.stat(path)
             created = False
@@ -92,10 +72,10 @@ def answer_file_link(
             created = True
         info = storage.write(path, body, content_type or default_content_type(path, body))
     except Exception as exc:
-        status = next((s for kind, s in _FILE_ERRORS if isinstance(exc, kind)), None)
+        status = error_status(exc)
         if status is None:
             raise
-        return _message(status, str(exc))
+        return message(status, str(exc))
     stored_info = {
         "path": info.path,
         "contentType": info.content_type,
@@ -103,5 +83,5 @@ def answer_file_link(
         "modified": info.modified,
     }
     return Answer(
-        201 if created else 200, dict(_CORS), json.dumps(stored_info).encode(), "application/json"
+        201 if created else 200, dict(CORS), json.dumps(stored_info).encode(), "application/json"
     )

@@ -1,43 +1,63 @@
-"""Running the runtime: in the foreground for callers (``serve``), or in the background of
-a notebook kernel or a test (``BackgroundServer``).
+"""Running the runtime: in the foreground for callers (``serve``), in a background thread of
+a notebook kernel or a test (``BackgroundServer``), or as a child process of a notebook
+(``ServerProcess``). Both background kinds are ``ServerHandle``s and share one registry,
+so running a notebook cell again replaces the server it started instead of failing with
+"address already in use" or leaving a thread or a process behind.
 
-The background server runs Sanic's ``create_server`` on its own event loop in a daemon
-thread: it starts in milliseconds, can be stopped and started again on the same port, and
-dies with the kernel. (``app.run`` cannot be used there: it installs signal handlers,
-which only the main thread may do.)
+The background thread runs Sanic's ``create_server`` on its own event loop: it starts in
+milliseconds, can be stopped and started again on the same port, and dies with the kernel
+(``app.run`` cannot be used there: it installs signal handlers, which only the main thread
+may do). The child process dies with its parent: on Linux it asks the kernel for SIGTERM
+when the parent exits (``PR_SET_PDEATHSIG``).
+
+Sanic is imported on first use, so importing this module (the CLI does) stays light.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
+import ctypes
+import http.client
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
-from functools import partial
-from typing import Any
-
-from sanic import Sanic
-from sanic.worker.loader import AppLoader
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..domain.models import Stage
-from ..workspace.workspace import Workspace
-from .app import create_app
+from ..errors import ServerError
 
-__all__ = ["BackgroundServer", "background_servers", "serve", "serve_in_background"]
+if TYPE_CHECKING:
+    from sanic import Sanic
 
-log = logging.getLogger("notebook_kit.server")
+    from ..workspace.workspace import Workspace
 
-
-def _app_for_home(home: str) -> Sanic:
-    return create_app(home)
+__all__ = [
+    "BackgroundServer",
+    "ServerHandle",
+    "ServerProcess",
+    "replace_server",
+    "running_servers",
+    "serve",
+]
 
 
 def serve(
-    workspace: Workspace, host: str = "127.0.0.1", port: int = 8000, workers: int = 1
+    app_factory: Callable[[], Sanic], host: str = "127.0.0.1", port: int = 8000, workers: int = 1
 ) -> None:
-    """Serve in the foreground until interrupted. Each worker is a process of its own that
-    reads the workspace store, so deploys from anywhere reach every worker."""
-    loader = AppLoader(factory=partial(_app_for_home, str(workspace.home)))
+    """Serve in the foreground until interrupted. ``app_factory`` builds the app in each
+    worker (a picklable callable: workers are processes of their own, each reading the
+    workspace store, so deploys from anywhere reach every worker)."""
+    from sanic import Sanic
+    from sanic.worker.loader import AppLoader
+
+    loader = AppLoader(factory=app_factory)
     app = loader.load()
     app.prepare(
         host=host,
@@ -53,14 +73,59 @@ def serve(
         Sanic.serve(primary=app, app_loader=loader)
 
 
-class BackgroundServer:
-    """The runtime serving in a background thread. ``url`` is its base URL.
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``port`` (0: a free one). Raises ServerError when it is taken."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServerError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
-    Use as a context manager, or call ``stop()``. ``port=0`` picks a free port.
-    """
+
+class ServerHandle:
+    """A server this process started: its base ``url``, whether it is ``running``, and
+    ``stop()``. A context manager too."""
+
+    home: Path
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        raise NotImplementedError
+
+    def endpoint(self, stage: Stage | str, app: str, resource: str) -> str:
+        return f"{self.url}/{Stage.parse(stage)}/{app}/{resource.strip('/')}"
+
+    def start(self, timeout: float = 10.0) -> ServerHandle:
+        raise NotImplementedError
+
+    def stop(self, timeout: float = 5.0) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> ServerHandle:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url} ({'running' if self.running else 'stopped'})>"
+
+
+class BackgroundServer(ServerHandle):
+    """The runtime serving ``workspace`` in a background thread. ``port=0``: a free port."""
 
     def __init__(self, workspace: Workspace, host: str = "127.0.0.1", port: int = 0) -> None:
         self.workspace = workspace
+        self.home = workspace.home
         self.host = host
         self.port = port
         self._ready = threading.Event()
@@ -71,58 +136,47 @@ class BackgroundServer:
         self.app: Sanic | None = None
 
     @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
-
-    def endpoint(self, stage: Stage | str, app: str, resource: str) -> str:
-        return f"{self.url}/{Stage.parse(stage)}/{app}/{resource.strip('/')}"
 
     def start(self, timeout: float = 10.0) -> BackgroundServer:
         if self.running:
             return self
+        from .app import create_app
+
         self._ready.clear()
         self._error = None
         self.app = create_app(self.workspace, name=f"notebook_kit_bg_{id(self)}", touchup=False)
+        listener = _bind(self.host, self.port)  # bound here: a taken port fails in the caller
+        self.port = listener.getsockname()[1]
         self._thread = threading.Thread(
-            target=self._run, daemon=True, name=f"notebook-kit-server-{self.port}"
+            target=self._run, args=(listener,), daemon=True, name=f"notebook-kit-server-{self.port}"
         )
         self._thread.start()
         if not self._ready.wait(timeout):
-            raise RuntimeError(f"the server did not start within {timeout} s")
+            raise ServerError(f"the server did not start within {timeout} s")
         if self._error is not None:
             self._thread.join(timeout)  # it is ending: leave no thread behind
             error, self._error = self._error, None
-            raise OSError(f"cannot serve on {self.host}:{self.port}: {error}") from error
+            raise ServerError(f"cannot serve on {self.host}:{self.port}: {error}") from error
         return self
 
-    def _run(self) -> None:
+    def _run(self, listener: socket.socket) -> None:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
         try:
-            self._loop.run_until_complete(self._main())
+            self._loop.run_until_complete(self._main(listener))
         except BaseException as exc:
             self._error = exc
             self._ready.set()
         finally:
+            listener.close()
             self._loop.close()
 
-    async def _main(self) -> None:
+    async def _main(self, listener: socket.socket) -> None:
         assert self.app is not None
         self._stop_event = asyncio.Event()
-        listener = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind((self.host, self.port))  # port 0: the OS picks a free one
-        except OSError:
-            listener.close()
-            raise
         listener.listen(128)
-        self.port = listener.getsockname()[1]
-        threading.current_thread().name = f"notebook-kit-server-{self.port}"
         server: Any = await self.app.create_server(sock=listener, return_asyncio_server=True)
         if server is None:
             raise OSError("address already in use or not available")
@@ -149,45 +203,119 @@ class BackgroundServer:
             self._loop.call_soon_threadsafe(self._stop_event.set)
             self._thread.join(timeout)  # type: ignore[union-attr]
         if self.app is not None:
-            Sanic._app_registry.pop(self.app.name, None)
+            from sanic import Sanic
 
-    def __enter__(self) -> BackgroundServer:
-        return self.start()
+            Sanic.unregister_app(self.app)
 
-    def __exit__(self, *exc_info: object) -> None:
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    with contextlib.suppress(OSError):  # no libc.so.6: stop() is then the only guard
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class ServerProcess(ServerHandle):
+    """``notebook-kit serve`` over the workspace at ``home``, as a child process."""
+
+    def __init__(
+        self, home: str | Path, host: str = "127.0.0.1", port: int = 0, workers: int = 1
+    ) -> None:
+        self.home = Path(home)
+        self.host = host
+        if not port:
+            with _bind(host, 0) as sock:
+                port = sock.getsockname()[1]
+        self.port = port
+        self.workers = workers
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = Path(tempfile.mkstemp(prefix="notebook-kit-serve-", suffix=".log")[1])
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        """Start the server and wait until it answers HTTP (or raise, with its log)."""
+        if self.running:
+            return self
+        _bind(self.host, self.port).close()  # the readiness check must not find another server
+        command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "serve"]
+        command += ["--host", self.host, "--port", str(self.port), "--workers", str(self.workers)]
+        with self.log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block
+            self.process = subprocess.Popen(
+                command,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                reason = self.log_path.read_text(errors="replace").strip().splitlines()
+                raise ServerError(f"notebook-kit serve exited: {reason[-1] if reason else '?'}")
+            if self._answers():
+                return self
+            time.sleep(0.05)
         self.stop()
+        raise ServerError(f"notebook-kit serve did not answer on {self.url} within {timeout} s")
+
+    def _answers(self) -> bool:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=1)
+        try:
+            connection.request("GET", "/")
+            connection.getresponse().read()
+            return True
+        except OSError:
+            return False
+        finally:
+            connection.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after ``timeout``). Safe to call twice."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
     def __repr__(self) -> str:
-        state = "running" if self.running else "stopped"
-        return f"<BackgroundServer {self.url} ({state})>"
+        return super().__repr__()[:-2] + f", {self.workers} worker(s))>"
 
 
-# One background server per (workspace, host, requested port) in this process, so that
-# running a notebook cell again replaces the server it started instead of failing with
-# "address already in use" or leaving a thread behind.
-_BACKGROUND: dict[tuple[str, str, int], BackgroundServer] = {}
-_BACKGROUND_LOCK = threading.Lock()
+# The servers this process started, by (kind, workspace, host, requested port).
+_SERVERS: dict[tuple[str, str, str, int], ServerHandle] = {}
+_SERVERS_LOCK = threading.Lock()
 
 
-def serve_in_background(
-    workspace: Workspace, host: str = "127.0.0.1", port: int = 0
-) -> BackgroundServer:
-    """Start a background server, first stopping the one this process started earlier for
-    the same workspace and port (or any of its servers holding that port)."""
-    key = (str(workspace.home.resolve()), host, port)
-    with _BACKGROUND_LOCK:
-        for old_key, old in list(_BACKGROUND.items()):
-            same_port = port != 0 and old.host == host and old.port == port
+def replace_server(handle: ServerHandle, requested_port: int) -> ServerHandle:
+    """Start ``handle``, first stopping the server of its kind this process started for the
+    same workspace, host and requested port, and any of its servers holding that port or no
+    longer running. Returns the started handle."""
+    kind = type(handle).__name__
+    key = (kind, str(handle.home.resolve()), handle.host, requested_port)
+    with _SERVERS_LOCK:
+        for old_key, old in list(_SERVERS.items()):
+            same_port = requested_port != 0 and old.host == handle.host and old.port == handle.port
             if old_key == key or same_port or not old.running:
                 old.stop()
-                del _BACKGROUND[old_key]
-        server = BackgroundServer(workspace, host, port).start()
-        _BACKGROUND[key] = server
-    return server
+                del _SERVERS[old_key]
+        handle.start()
+        _SERVERS[key] = handle
+    return handle
 
 
-def background_servers(workspace: Workspace) -> list[BackgroundServer]:
-    """The running servers ``serve_in_background`` started for ``workspace``."""
-    home = str(workspace.home.resolve())
-    with _BACKGROUND_LOCK:
-        return [s for (h, _, _), s in _BACKGROUND.items() if h == home and s.running]
+def running_servers(home: Path, kind: type[ServerHandle] = ServerHandle) -> list[ServerHandle]:
+    """The running servers of ``kind`` this process started for the workspace at ``home``."""
+    resolved = str(home.resolve())
+    with _SERVERS_LOCK:
+        return [
+            s
+            for (_, h, _, _), s in _SERVERS.items()
+            if h == resolved and s.running and isinstance(s, kind)
+        ]

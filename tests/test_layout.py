@@ -1,0 +1,127 @@
+"""The package's shape: layers as folders, imports that flow one way, a light CLI.
+
+    errors -> domain -> store -> builtins -> workspace -> runtime -> cli / notebook
+
+Every import counts, at module level or inside a function, except those under
+``if TYPE_CHECKING:``. The one sanctioned exception is drawn in docs/architecture.md:
+``Workspace``'s notebook conveniences (``serve``, ``definitions_frame`` ...) delegate to
+``notebook/`` on first use; the faces never import the workspace back at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "notebook_kit"
+LAYERS = ["errors", "domain", "store", "builtins", "workspace", "runtime", "cli", "notebook"]
+# (from layer, to layer): the thin delegations of Workspace to the notebook face.
+SANCTIONED = {("workspace", "notebook")}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                skip.update(n.lineno for n in ast.walk(child) if hasattr(n, "lineno"))
+    return skip
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the notebook_kit modules it imports (resolved to existing modules)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_lines(tree)
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom) or node.lineno in skip:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = package[: len(package) - node.level + 1] if node.level else []
+                head = ".".join([*base, *([node.module] if node.module else [])])
+                targets = [head, *(f"{head}.{a.name}" for a in node.names)]
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != module and not module.startswith(target + "."):
+                    graph[module].add(target)
+    return graph
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def test_no_import_circle() -> None:
+    graph = _imports()
+    seen: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        seen[module] = 1
+        for target in sorted(graph[module]):
+            if seen.get(target) == 1:
+                circle = [*path[path.index(target) :], target]
+                pytest.fail("import circle: " + " -> ".join(circle))
+            if target not in seen:
+                visit(target, [*path, target])
+        seen[module] = 2
+
+    for module in sorted(graph):
+        if module not in seen:
+            visit(module, [module])
+
+
+def test_imports_flow_down_the_layers() -> None:
+    upward = []
+    for module, targets in _imports().items():
+        for target in targets:
+            here, there = _layer(module), _layer(target)
+            if here is None or there is None or here == there:
+                continue
+            if {here, there} == {"cli", "notebook"}:
+                upward.append(f"{module} -> {target} (faces do not import each other)")
+            elif LAYERS.index(there) > LAYERS.index(here) and (here, there) not in SANCTIONED:
+                upward.append(f"{module} -> {target}")
+    assert upward == []
+
+
+def test_package_root_is_small_and_modules_are_short() -> None:
+    flat = [p.name for p in PACKAGE.glob("*.py")]
+    assert len(flat) <= 12, flat
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
+    assert long == {}
+
+
+@pytest.mark.parametrize("module", ["notebook_kit", "notebook_kit.cli"])
+def test_light_imports_load_no_framework(module: str) -> None:
+    code = (
+        f"import sys, {module}; "
+        "heavy = sorted({'sanic', 'pandas', 'ipywidgets', 'httpx', 'dulwich', 'sqlalchemy'}"
+        " & set(sys.modules)); print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
+
+
+def test_builtins_take_a_context_never_the_workspace() -> None:
+    for path in (PACKAGE / "builtins").glob("*.py"):
+        assert "from ..workspace" not in path.read_text(), path.name
