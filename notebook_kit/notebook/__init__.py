@@ -1,0 +1,1 @@
+"""Notebook-facing parts of notebook_kit."""
