@@ -51,18 +51,21 @@ const fromModel = Annotation.define();
 const setError = StateEffect.define();
 
 class ErrorMarker extends GutterMarker {
-  constructor(message) {
+  constructor(message, spacer = false) {
     super();
     this.message = message;
+    this.spacer = spacer; // the gutter's invisible width-setter: no class, no tooltip
   }
   eq(other) {
-    return other.message === this.message;
+    return other.message === this.message && other.spacer === this.spacer;
   }
   toDOM() {
     const span = document.createElement("span");
-    span.className = "cm-nk-error-marker";
     span.textContent = "\u25cf";
-    span.title = this.message || "error";
+    if (!this.spacer) {
+      span.className = "cm-nk-error-marker";
+      span.title = this.message || "error";
+    }
     return span;
   }
 }
@@ -99,7 +102,7 @@ const errorField = StateField.define({
 const errorGutter = gutter({
   class: "cm-nk-error-gutter",
   markers: (view) => view.state.field(errorField).markers,
-  initialSpacer: () => new ErrorMarker(""),
+  initialSpacer: () => new ErrorMarker("", true),
 });
 
 // -- look: JupyterLab's CSS variables, with fallbacks, so light and dark themes both read --
@@ -124,14 +127,15 @@ const highlightStyle = HighlightStyle.define([
 ]);
 
 const theme = EditorView.theme({
-  "&": {
+  // "&.cm-editor": JupyterLab's own `.cm-editor { border: 0 }` would win over a lone "&"
+  "&.cm-editor": {
     fontSize: "var(--jp-code-font-size, 13px)",
     color: "var(--jp-content-font-color1, rgba(0, 0, 0, 0.87))",
     backgroundColor: "var(--jp-layout-color0, #fff)",
     border: "var(--jp-border-width, 1px) solid var(--jp-border-color1, #bdbdbd)",
     borderRadius: "2px",
   },
-  "&.cm-focused": { outline: "1px solid var(--jp-brand-color1, #1976d2)" },
+  "&.cm-editor.cm-focused": { outline: "1px solid var(--jp-brand-color1, #1976d2)" },
   ".cm-scroller": {
     fontFamily: "var(--jp-code-font-family, Menlo, Consolas, 'DejaVu Sans Mono', monospace)",
     lineHeight: "var(--jp-code-line-height, 1.4)",
@@ -167,6 +171,22 @@ const theme = EditorView.theme({
   ".cm-nk-error-gutter .cm-gutterElement": { padding: "0 2px", cursor: "default" },
   ".cm-nk-error-marker": { color: "var(--jp-error-color1, #d32f2f)" },
 });
+
+/** The change turning `before` into `after` that keeps their common start and end, so the
+ * cursor, the selection and undo history stay put when Python edits part of the text. */
+function minimalChange(before, after) {
+  let start = 0;
+  const shortest = Math.min(before.length, after.length);
+  while (start < shortest && before[start] === after[start]) start++;
+  let end = 0;
+  while (
+    end < shortest - start &&
+    before[before.length - 1 - end] === after[after.length - 1 - end]
+  ) {
+    end++;
+  }
+  return { from: start, to: before.length - end, insert: after.slice(start, after.length - end) };
+}
 
 function languageExtension(name) {
   return name === "python" ? python() : []; // anything else: plain text
@@ -258,10 +278,7 @@ function render({ model, el }) {
       if (value === doc) return;
       clearTimeout(timer); // Python's text wins over a pending, not yet sent edit
       timer = null;
-      view.dispatch({
-        changes: { from: 0, to: view.state.doc.length, insert: value },
-        annotations: fromModel.of(true),
-      });
+      view.dispatch({ changes: minimalChange(doc, value), annotations: fromModel.of(true) });
       showError(); // the error line refers to the new text
     },
     "change:language": () =>
