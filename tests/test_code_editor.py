@@ -44,9 +44,11 @@ def _from_front_end(widget: Any, data: dict[str, Any]) -> None:
     widget._handle_msg({"content": {"data": data}, "buffers": []})
 
 
-def test_bundle_is_an_es_module_exporting_render(bundle: Path) -> None:
+def test_bundle_is_an_es_module_exporting_render(bundle: Path, tmp_path: Path) -> None:
+    module = tmp_path / "code_editor.mjs"  # .mjs: Node 18 reads a bare .js file as CommonJS
+    shutil.copyfile(bundle, module)
     script = (
-        f"const m = await import({bundle.as_uri()!r});"
+        f"const m = await import({module.as_uri()!r});"
         "if (typeof m.default.render !== 'function') process.exit(3);"
         "console.log('render:', typeof m.default.render);"
     )
