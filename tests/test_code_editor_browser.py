@@ -1,0 +1,211 @@
+"""CodeEditor in a real JupyterLab, driven through Debian's Chromium by Playwright.
+
+Typing, Tab, Ctrl+S and Ctrl+Enter reach the kernel's callbacks (which write files the test
+reads); Python's changes to ``value`` and ``error_line`` reach the editor; the editor stays
+readable in the dark theme. Screenshots: ``test-artifacts/screenshots/code-editor*.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+import pytest
+
+from notebook_kit.notebook.ui import build_editor
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+CHROMIUM = "/usr/lib/chromium/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
+TOKEN = "notebook-kit-editor-e2e"
+STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+
+if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
+
+CELL = """\
+import os
+from pathlib import Path
+
+from notebook_kit.notebook.ui.code_editor import CodeEditor
+
+out = Path(os.environ["NK_EDITOR_OUT"])
+editor = CodeEditor(value="def f():\\n    return 1\\n")
+
+def saved(widget):
+    (out / "saved.py").write_text(widget.value)
+
+def ran(widget):
+    (out / "ran.py").write_text(widget.value)
+    widget.error_line, widget.error_message = 2, "demo error"
+    widget.value = widget.value + "# ran\\n"
+
+editor.on_save(saved)
+editor.on_run(ran)
+editor"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_file(path: Path, timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} was not written by the kernel"
+        time.sleep(0.1)
+    time.sleep(0.1)  # let the write finish
+    return path.read_text()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A JupyterLab on loopback in a temp root, with a notebook showing one CodeEditor."""
+    build_editor.build()
+    root = tmp_path_factory.mktemp("editor-lab")
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    notebook.cells = [nbformat.v4.new_code_cell(CELL)]
+    nbformat.write(notebook, root / "editor.ipynb")
+    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}'
+    )
+    port = _free_port()
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(root / ".cfg"),
+        "JUPYTER_RUNTIME_DIR": str(root / ".rt"),
+        "NK_EDITOR_OUT": str(root),
+        # the kernel imports this checkout's notebook_kit, whatever is installed
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    command = [
+        *(sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root"),
+        *("--ip=127.0.0.1", f"--port={port}", "--port-retries=0"),
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.workspaces_dir={root / '.ws'}",
+        f"--LabApp.user_settings_dir={root / '.settings'}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with (root / "lab.log").open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/api/status", params={"token": TOKEN}, timeout=1).is_success:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
+            time.sleep(0.2)
+        try:
+            yield {"base": base, "root": root}
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Any]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        tab = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        tab.set_default_timeout(30_000)
+        expect.set_options(timeout=30_000)
+        yield tab
+        browser.close()
+
+
+def _doc(page: Any) -> str:
+    return page.evaluate(
+        "document.querySelector('.nk-code-editor .cm-editor').cmView.state.doc.toString()"
+    )
+
+
+def test_code_editor_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
+    root: Path = lab["root"]
+    page.goto(f"{lab['base']}/lab/tree/editor.ipynb?token={TOKEN}&reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
+    expect(status_bar).to_be_visible(timeout=90_000)
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+
+    editor = page.locator(".nk-code-editor")
+    expect(editor.locator(".cm-lineNumbers")).to_be_visible(timeout=90_000)
+    expect(editor.locator(".cm-content")).to_contain_text("return 1")
+    prompt = page.locator(".jp-Cell").first.locator(".jp-InputArea-prompt")
+    expect(prompt).to_have_text("[1]:")
+
+    # type at the end, then Tab indents the line and the focus stays in the editor
+    content = editor.locator(".cm-content")
+    content.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("x = g(")  # close brackets adds the ")"
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert _doc(page) == "def f():\n    return 1\n    x = g()"
+    assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+    assert page.evaluate("!!document.activeElement.closest('.nk-code-editor')")
+
+    # Ctrl+S: the kernel's on_save callback gets the text typed just now (flushed first)
+    page.keyboard.press("Control+s")
+    assert _wait_for_file(root / "saved.py") == "def f():\n    return 1\n    x = g()"
+
+    # Ctrl+Enter: on_run, not the notebook's "run cell"; its changes come back to the editor
+    page.keyboard.press("Control+Enter")
+    assert _wait_for_file(root / "ran.py") == "def f():\n    return 1\n    x = g()"
+    expect(content).to_contain_text("# ran")
+    marker = editor.locator(".cm-nk-error-marker")
+    expect(marker).to_have_attribute("title", "demo error")
+    expect(editor.locator(".cm-nk-error-line")).to_have_count(1)
+    expect(editor.locator(".cm-nk-error-line")).to_contain_text("return 1")
+    assert _doc(page) == "def f():\n    return 1\n    x = g()# ran\n"
+    expect(prompt).to_have_text("[1]:")  # the cell did not run again
+    assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+    # Python's edit appended text: the cursor stayed where the user left it
+    assert page.evaluate(
+        "document.querySelector('.nk-code-editor .cm-editor').cmView.state.selection.main.head"
+    ) == len("def f():\n    return 1\n    ")
+    expect(page.locator(STDERR_OUTPUT)).to_have_count(0)
+    page.locator(".jp-Cell").first.screenshot(path=str(SCREENSHOTS / "code-editor.png"))
+
+    # the dark theme: the editor follows JupyterLab's colours
+    light = editor.locator(".cm-editor").evaluate("e => getComputedStyle(e).backgroundColor")
+    page.locator(".lm-MenuBar-item", has_text="Settings").first.click()
+    page.locator(".lm-Menu-item", has_text="Theme").first.hover()
+    page.locator(".lm-Menu-item", has_text="JupyterLab Dark").first.click()
+    expect(page.locator("body[data-jp-theme-light='false']")).to_have_count(1)
+    expect(page.locator("#jupyterlab-splash")).to_have_count(0)  # the theme is loaded
+    dark = editor.locator(".cm-editor").evaluate("e => getComputedStyle(e).backgroundColor")
+    assert light != dark
+    page.locator(".jp-Cell").first.screenshot(path=str(SCREENSHOTS / "code-editor-dark.png"))
