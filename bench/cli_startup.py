@@ -53,9 +53,7 @@ def main() -> None:
         for _ in range(options.rounds):
             for command, args in COMMANDS.items():
                 for name, tree in trees.items():
-                    times.setdefault((command, name), []).append(
-                        run_once(tree, homes[name], args)
-                    )
+                    times.setdefault((command, name), []).append(run_once(tree, homes[name], args))
     print(f"{'command':<8} {'baseline ms':>12} {'candidate ms':>13} {'speed-up':>9}")
     for command in COMMANDS:
         base = statistics.median(times[command, "baseline"]) * 1000

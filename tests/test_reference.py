@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notebook_kit.builtins.reference import action_reference
-from notebook_kit.notebook.ui.reference import ReferencePanel
+from notebook_kit.notebook.ui.reference_panel import ReferencePanel
 
 SPEC_BUILTINS = [
     "getFile", "getFileNames", "putFile", "deleteFile", "getUsers", "createUser", "updateUser",

@@ -12,7 +12,7 @@ from ...errors import ActionSyntaxError, ValidationError
 from ...workspace.workspace import Workspace
 from .constants import ConstantRows
 from .feedback import Status
-from .reference import ReferencePanel
+from .reference_panel import ReferencePanel
 
 __all__ = ["FIELDS", "DefinitionForm"]
 
