@@ -170,6 +170,14 @@ INVALID = {
     "invalid UTF-8 bytes": b"\xff\xfe\xfd",
     "invalid UTF-8 in operation": b'{"arg1": 1, "arg2": 2, "operation": "plus\xff"}',
     "Latin-1 body": '{"arg1": 1, "arg2": 2, "operation": "plüs"}'.encode("latin-1"),
+    # Deep nesting exhausts the JSON parser's stack (RecursionError): still 400, not 500.
+    "deep nesting in an argument": raw("[" * 100_000 + "]" * 100_000, "2"),
+    "deep nesting at the top": b"[" * 100_000 + b"]" * 100_000,
+    "deep nesting in an ignored field": b'{"arg1": 1, "arg2": 2, "operation": "plus", "x": '
+    + b'{"a": ' * 50_000
+    + b"1"
+    + b"}" * 50_001,
+    "deep unclosed nesting": b'{"arg1": ' + b"[" * 100_000,
 }
 
 

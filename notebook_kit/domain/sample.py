@@ -78,7 +78,7 @@ def parse_body(body):
     """Return (arg1, arg2, operation) from the request body, or raise BadInput."""
     try:
         data = json.loads(body, parse_constant=refuse_constant)
-    except ValueError:
+    except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
         raise BadInput("not parseable JSON") from None
     if not isinstance(data, dict):
         raise BadInput("not a JSON object")
