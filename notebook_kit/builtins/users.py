@@ -23,10 +23,9 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
-from ..domain.models import now
+from ..domain.clock import iso_time, now
 from ..errors import BuiltinError
 from ..store.store import Store
 from .passwords import hash_password, token_digest, verify_password
@@ -53,12 +52,6 @@ _RESET_TEXT = (
 )
 
 Notify = Callable[[str, str, str], bool]
-
-
-def _iso(epoch: float) -> str:
-    return (
-        datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
 
 
 class UserDirectory:
@@ -329,7 +322,7 @@ class UserDirectory:
                 "VALUES (?, ?, ?, ?)",
                 (token_digest(token), row["email_key"], expires, now()),
             )
-        answer: dict[str, Any] = {"email": row["email"], "expiresAt": _iso(expires)}
+        answer: dict[str, Any] = {"email": row["email"], "expiresAt": iso_time(expires)}
         values = {"{email}": row["email"], "{token}": token, "{expiresAt}": answer["expiresAt"]}
         text = template
         for placeholder, value in values.items():

@@ -8,22 +8,15 @@ under a microsecond a request on it; only the newest ``request_log_size`` entrie
 from __future__ import annotations
 
 import pickle
-import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from ..domain.clock import iso_time
 from .connection import StoreConnection
 
-__all__ = ["RequestLog", "action_counters", "iso_time"]
-
-
-def iso_time(epoch: float) -> str:
-    """Seconds since the epoch as the store's ISO 8601 UTC text, to the millisecond."""
-    whole = int(epoch)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-    return f"{stamp}.{int((epoch - whole) * 1000):03d}Z"
+__all__ = ["RequestLog", "action_counters"]
 
 
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -18,12 +18,13 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ..domain.models import Application, Definition, Deployment, Stage, now
+from ..domain.clock import now
+from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
 from .connection import StoreConnection
-from .request_log import RequestLog, iso_time
+from .request_log import RequestLog
 
-__all__ = ["Store", "iso_time", "new_api_key"]
+__all__ = ["Store", "new_api_key"]
 
 _KEY_ALPHABET = string.ascii_letters + string.digits
 
