@@ -10,7 +10,8 @@ import pytest
 
 from notebook_kit.domain.models import Application, Definition, Stage
 from notebook_kit.errors import StoreError
-from notebook_kit.store.store import MIGRATIONS, Store, new_api_key
+from notebook_kit.store import Store, new_api_key
+from notebook_kit.store.schema import MIGRATIONS
 from notebook_kit.workspace.workspace import Workspace
 
 
