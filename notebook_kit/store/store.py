@@ -101,23 +101,18 @@ class Store(RequestLog, StoreConnection):
             if not self.path.exists():
                 _create_private_file(self.path)
             self._migrate()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreError) as exc:
             raise StoreError(f"cannot open the workspace store {self.path}: {exc}") from exc
 
     def _migrate(self) -> None:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._threads.transaction(conn):
             migrate(conn)
             for stage in Stage:
                 conn.execute(
                     "INSERT OR IGNORE INTO api_keys (stage, key, created_at) VALUES (?, ?, ?)",
                     (str(stage), new_api_key(), now()),
                 )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     # -- change counter ----------------------------------------------------------------
 
