@@ -174,23 +174,27 @@ class StoreConnection:
         )
         self._local = self._threads.local
 
-    def _conn(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to the store (sqlite3 errors unwrapped)."""
         return self._threads.connection()
 
     def transaction(self) -> AbstractContextManager[Self]:
         """One atomic change. Nested uses join the outer transaction."""
         return self._threads.transaction(self)
 
-    def _execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        """Run one statement: a read, or a change inside ``transaction()``."""
         try:
-            return self._conn().execute(sql, params)
+            return self.connection().execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"workspace store error: {exc}") from exc
 
-    def _write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+    def write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        """Run one change; refused outside ``transaction()``."""
         if not self._local.depth:
             raise StoreError("internal error: a write outside a transaction")
-        return self._execute(sql, params)
+        return self.execute(sql, params)
 
     def close(self) -> None:
+        """Close this thread's connection."""
         self._threads.close()

@@ -93,7 +93,7 @@ class RequestLog(StoreConnection):
         last status, last request at, last error or None, last error at or None).
         """
         with self.transaction():
-            self._conn().executemany(
+            self.connection().executemany(
                 "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
                 "last_status, last_request_at, last_error, last_error_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -107,12 +107,12 @@ class RequestLog(StoreConnection):
                 stats,
             )
             rows = rows[-keep:] if keep > 0 else []
-            self._write(
+            self.write(
                 "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
                 (len(rows), pickle.dumps((at_offset, rows), protocol=5)),
             )
             # Drop the batches that hold only entries older than the newest ``keep``.
-            self._write(
+            self.write(
                 "DELETE FROM request_log_batches WHERE id < (SELECT COALESCE(MAX(id), 0) FROM "
                 "(SELECT id, SUM(entries) OVER (ORDER BY id DESC) AS newer "
                 "FROM request_log_batches) AS counted WHERE newer >= ?)",
@@ -122,7 +122,7 @@ class RequestLog(StoreConnection):
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
         entries: list[Any] = []
-        batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
+        batches = self.execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
         for (blob,) in batches:
             offset, rows = pickle.loads(blob)  # written by this module only
             entries[:0] = _as_columns(offset, rows)
@@ -139,7 +139,7 @@ class RequestLog(StoreConnection):
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""
-        rows = self._execute("SELECT * FROM action_stats")
+        rows = self.execute("SELECT * FROM action_stats")
         return {
             (r["stage"], r["app_id"], r["api_id"]): {
                 "requests": r["requests"],

@@ -25,6 +25,7 @@ from ..errors import StoreError
 from .connection import StoreConnection
 from .request_log import RequestLog
 from .schema import migrate
+from .users import UserTables
 
 __all__ = ["Store", "new_api_key"]
 
@@ -97,6 +98,7 @@ class Store(RequestLog, StoreConnection):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
+        self.users = UserTables(self)
         try:
             if not self.path.exists():
                 _create_private_file(self.path)
@@ -105,7 +107,7 @@ class Store(RequestLog, StoreConnection):
             raise StoreError(f"cannot open the workspace store {self.path}: {exc}") from exc
 
     def _migrate(self) -> None:
-        conn = self._conn()
+        conn = self.connection()
         with self._threads.transaction(conn):
             migrate(conn)
             for stage in Stage:
@@ -118,11 +120,11 @@ class Store(RequestLog, StoreConnection):
 
     def generation(self) -> int:
         """A number that changes whenever what is live (or a key) changes."""
-        row = self._execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        row = self.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0])
 
     def bump_generation(self) -> None:
-        self._write(
+        self.write(
             "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
             "WHERE key = 'generation'"
         )
@@ -130,18 +132,18 @@ class Store(RequestLog, StoreConnection):
     # -- applications ------------------------------------------------------------------
 
     def get_application(self, app_id: str) -> Application | None:
-        row = self._execute(
+        row = self.execute(
             "SELECT id, type, label FROM applications WHERE id = ?", (app_id,)
         ).fetchone()
         return Application(row["id"], row["label"], row["type"]) if row else None
 
     def list_applications(self) -> list[Application]:
-        rows = self._execute("SELECT id, type, label FROM applications ORDER BY id")
+        rows = self.execute("SELECT id, type, label FROM applications ORDER BY id")
         return [Application(r["id"], r["label"], r["type"]) for r in rows]
 
     def put_application(self, app: Application) -> None:
         stamp = now()
-        self._write(
+        self.write(
             "INSERT INTO applications (id, type, label, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET label = excluded.label, "
             "updated_at = excluded.updated_at",
@@ -149,13 +151,13 @@ class Store(RequestLog, StoreConnection):
         )
 
     def delete_application(self, app_id: str) -> None:
-        self._write("DELETE FROM live WHERE app_id = ?", (app_id,))
-        self._write("DELETE FROM applications WHERE id = ?", (app_id,))
+        self.write("DELETE FROM live WHERE app_id = ?", (app_id,))
+        self.write("DELETE FROM applications WHERE id = ?", (app_id,))
 
     # -- definitions -------------------------------------------------------------------
 
     def get_definition(self, app_id: str, api_id: str) -> Definition | None:
-        row = self._execute(
+        row = self.execute(
             "SELECT * FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id)
         ).fetchone()
         return _definition_from_row(row) if row else None
@@ -165,11 +167,11 @@ class Store(RequestLog, StoreConnection):
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE app_id = ?", (app_id,)
-        rows = self._execute(sql + " ORDER BY app_id, resource, method, api_id", params)
+        rows = self.execute(sql + " ORDER BY app_id, resource, method, api_id", params)
         return [_definition_from_row(r) for r in rows]
 
     def insert_definition(self, d: Definition) -> None:
-        self._write(
+        self.write(
             "INSERT INTO definitions (app_id, api_id, label, method, resource, "
             "content_type, requires_auth, action, functions, constants, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -181,12 +183,12 @@ class Store(RequestLog, StoreConnection):
         self.insert_definition(d)
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
-        self._write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
+        self.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
 
     # -- deployments -------------------------------------------------------------------
 
     def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
-        cursor = self._write(
+        cursor = self.write(
             "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
             "VALUES (?, ?, ?, ?, ?)",
             (app_id, str(stage), now(), host, json.dumps(snapshot)),
@@ -194,15 +196,15 @@ class Store(RequestLog, StoreConnection):
         return int(cursor.lastrowid)  # type: ignore[arg-type]
 
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
-        self._write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
+        self.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
         if deployment_id is not None:
-            self._write(
+            self.write(
                 "INSERT INTO live (stage, app_id, deployment_id) VALUES (?, ?, ?)",
                 (str(stage), app_id, deployment_id),
             )
 
     def live_deployment_id(self, stage: Stage, app_id: str) -> int | None:
-        row = self._execute(
+        row = self.execute(
             "SELECT deployment_id FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id)
         ).fetchone()
         return int(row[0]) if row else None
@@ -216,11 +218,11 @@ class Store(RequestLog, StoreConnection):
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE d.app_id = ?", (app_id,)
-        rows = self._execute(sql + " ORDER BY d.id", params)
+        rows = self.execute(sql + " ORDER BY d.id", params)
         return [_deployment_from_row(r) for r in rows]
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
-        row = self._execute(
+        row = self.execute(
             "SELECT d.*, l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -231,7 +233,7 @@ class Store(RequestLog, StoreConnection):
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
-        rows = self._execute(
+        rows = self.execute(
             "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot FROM live l "
             "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id"
         )
@@ -240,18 +242,18 @@ class Store(RequestLog, StoreConnection):
     # -- keys and settings -------------------------------------------------------------
 
     def api_keys(self) -> dict[Stage, str]:
-        rows = self._execute("SELECT stage, key FROM api_keys ORDER BY stage")
+        rows = self.execute("SELECT stage, key FROM api_keys ORDER BY stage")
         return {Stage(r[0]): r[1] for r in rows}
 
     def set_api_key(self, stage: Stage, key: str) -> None:
-        self._write(
+        self.write(
             "UPDATE api_keys SET key = ?, created_at = ? WHERE stage = ?", (key, now(), str(stage))
         )
 
     def stored_settings(self) -> dict[str, str]:
-        return {r[0]: r[1] for r in self._execute("SELECT name, value FROM settings")}
+        return {r[0]: r[1] for r in self.execute("SELECT name, value FROM settings")}
 
     def set_setting(self, name: str, value: str | None) -> None:
-        self._write("DELETE FROM settings WHERE name = ?", (name,))
+        self.write("DELETE FROM settings WHERE name = ?", (name,))
         if value is not None:
-            self._write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
+            self.write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
