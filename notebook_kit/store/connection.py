@@ -8,8 +8,8 @@ nestable ``transaction()`` in which a change all happens or none of it does.
 ``BEGIN IMMEDIATE`` takes the write lock up front, so two processes that both read and
 then write wait for each other (``timeout``) instead of failing half-way.
 
-``StoreConnection`` adds the store's rules: WAL mode and foreign keys, rows as
-``sqlite3.Row``, every error a ``StoreError``, and no write outside a transaction.
+``StoreConnection`` is the helper with the store's rules: WAL mode and foreign keys, rows
+as ``sqlite3.Row``, every error a ``StoreError``, and no write outside a transaction.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..errors import StoreError
 
@@ -156,14 +155,17 @@ class _Transaction(Generic[_T]):
             raise threads._error(f"{threads._commit_failed}: {exc}") from exc
 
 
-class StoreConnection:
+class StoreConnection(ThreadConnections):
     """The workspace store's connections: WAL mode and foreign keys, rows as
-    ``sqlite3.Row``, every error a ``StoreError``, no write outside a transaction."""
+    ``sqlite3.Row``, every error a ``StoreError``, no write outside a transaction.
+
+    One is shared by the store's table groups (``Store``, ``RequestLog``, ``UserTables``),
+    so a change to any of them joins the same ``transaction()``.
+    """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._threads = ThreadConnections(
-            self.path,
+        super().__init__(
+            path,
             timeout=10.0,
             pragmas=("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=10000"),
             row_factory=sqlite3.Row,
@@ -172,29 +174,16 @@ class StoreConnection:
             begin_failed="the workspace store is busy or broken",
             commit_failed="could not save the change",
         )
-        self._local = self._threads.local
-
-    def connection(self) -> sqlite3.Connection:
-        """This thread's connection to the store (sqlite3 errors unwrapped)."""
-        return self._threads.connection()
-
-    def transaction(self) -> AbstractContextManager[Self]:
-        """One atomic change. Nested uses join the outer transaction."""
-        return self._threads.transaction(self)
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         """Run one statement: a read, or a change inside ``transaction()``."""
         try:
-            return self.connection().execute(sql, params)
+            return (self.local.conn or self._open()).execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"workspace store error: {exc}") from exc
 
     def write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         """Run one change; refused outside ``transaction()``."""
-        if not self._local.depth:
+        if not self.local.depth:
             raise StoreError("internal error: a write outside a transaction")
         return self.execute(sql, params)
-
-    def close(self) -> None:
-        """Close this thread's connection."""
-        self._threads.close()

@@ -2,11 +2,11 @@
 
 SQLite in the workspace directory (WAL mode, so a notebook, the CLI and servers use it at
 once; the connection machinery is in ``connection``, the tables and their migrations in
-``schema``, the request log's in ``request_log``). The SQL is kept to what PostgreSQL also
-speaks, so a second backend can stand behind the same methods. Every change runs inside
-``transaction()``: it all happens, or none of it does. A ``generation`` counter goes up
-with every change to what is live (deploys, undeploys, rollbacks, keys); servers poll it
-to know when to reload.
+``schema``, the request log's in ``request_log``, the user directory's in ``users``). The
+SQL is kept to what PostgreSQL also speaks, so a second backend can stand behind the same
+methods. Every change runs inside ``transaction()``: it all happens, or none of it does. A
+``generation`` counter goes up with every change to what is live (deploys, undeploys,
+rollbacks, keys); servers poll it to know when to reload.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import os
 import secrets
 import sqlite3
 import string
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from ..domain.clock import now
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
 from .connection import StoreConnection
-from .request_log import RequestLog
+from .request_log import ActionStats, RequestLog
 from .schema import migrate
 from .users import UserTables
 
@@ -92,13 +94,19 @@ def _deployment_from_row(row: sqlite3.Row) -> Deployment:
     )
 
 
-class Store(RequestLog, StoreConnection):
-    """All reads and writes of one workspace database (the request log's in
-    ``RequestLog``; connections and transactions in ``StoreConnection``)."""
+class Store:
+    """All reads and writes of one workspace database.
+
+    Table groups of their own: ``users`` (the user directory's tables) and the request log
+    (``RequestLog``, whose methods the store offers as its own). They share one
+    ``StoreConnection``, so a ``transaction()`` spans all of them.
+    """
 
     def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
-        self.users = UserTables(self)
+        self._db = StoreConnection(path)
+        self.path = self._db.path
+        self.users = UserTables(self._db)
+        self._log = RequestLog(self._db)
         try:
             if not self.path.exists():
                 _create_private_file(self.path)
@@ -107,8 +115,8 @@ class Store(RequestLog, StoreConnection):
             raise StoreError(f"cannot open the workspace store {self.path}: {exc}") from exc
 
     def _migrate(self) -> None:
-        conn = self.connection()
-        with self._threads.transaction(conn):
+        conn = self._db.connection()
+        with self._db.transaction(conn):
             migrate(conn)
             for stage in Stage:
                 conn.execute(
@@ -116,15 +124,23 @@ class Store(RequestLog, StoreConnection):
                     (str(stage), new_api_key(), now()),
                 )
 
+    def transaction(self) -> AbstractContextManager[Store]:
+        """One atomic change: all of it happens, or none. Nested uses join the outer one."""
+        return self._db.transaction(self)
+
+    def close(self) -> None:
+        """Close this thread's connection (it reopens on next use)."""
+        self._db.close()
+
     # -- change counter ----------------------------------------------------------------
 
     def generation(self) -> int:
         """A number that changes whenever what is live (or a key) changes."""
-        row = self.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0])
 
     def bump_generation(self) -> None:
-        self.write(
+        self._db.write(
             "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
             "WHERE key = 'generation'"
         )
@@ -132,18 +148,18 @@ class Store(RequestLog, StoreConnection):
     # -- applications ------------------------------------------------------------------
 
     def get_application(self, app_id: str) -> Application | None:
-        row = self.execute(
+        row = self._db.execute(
             "SELECT id, type, label FROM applications WHERE id = ?", (app_id,)
         ).fetchone()
         return Application(row["id"], row["label"], row["type"]) if row else None
 
     def list_applications(self) -> list[Application]:
-        rows = self.execute("SELECT id, type, label FROM applications ORDER BY id")
+        rows = self._db.execute("SELECT id, type, label FROM applications ORDER BY id")
         return [Application(r["id"], r["label"], r["type"]) for r in rows]
 
     def put_application(self, app: Application) -> None:
         stamp = now()
-        self.write(
+        self._db.write(
             "INSERT INTO applications (id, type, label, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET label = excluded.label, "
             "updated_at = excluded.updated_at",
@@ -151,13 +167,13 @@ class Store(RequestLog, StoreConnection):
         )
 
     def delete_application(self, app_id: str) -> None:
-        self.write("DELETE FROM live WHERE app_id = ?", (app_id,))
-        self.write("DELETE FROM applications WHERE id = ?", (app_id,))
+        self._db.write("DELETE FROM live WHERE app_id = ?", (app_id,))
+        self._db.write("DELETE FROM applications WHERE id = ?", (app_id,))
 
     # -- definitions -------------------------------------------------------------------
 
     def get_definition(self, app_id: str, api_id: str) -> Definition | None:
-        row = self.execute(
+        row = self._db.execute(
             "SELECT * FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id)
         ).fetchone()
         return _definition_from_row(row) if row else None
@@ -167,11 +183,11 @@ class Store(RequestLog, StoreConnection):
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE app_id = ?", (app_id,)
-        rows = self.execute(sql + " ORDER BY app_id, resource, method, api_id", params)
+        rows = self._db.execute(sql + " ORDER BY app_id, resource, method, api_id", params)
         return [_definition_from_row(r) for r in rows]
 
     def insert_definition(self, d: Definition) -> None:
-        self.write(
+        self._db.write(
             "INSERT INTO definitions (app_id, api_id, label, method, resource, "
             "content_type, requires_auth, action, functions, constants, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -183,12 +199,12 @@ class Store(RequestLog, StoreConnection):
         self.insert_definition(d)
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
-        self.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
+        self._db.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
 
     # -- deployments -------------------------------------------------------------------
 
     def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
-        cursor = self.write(
+        cursor = self._db.write(
             "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
             "VALUES (?, ?, ?, ?, ?)",
             (app_id, str(stage), now(), host, json.dumps(snapshot)),
@@ -196,15 +212,15 @@ class Store(RequestLog, StoreConnection):
         return int(cursor.lastrowid)  # type: ignore[arg-type]
 
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
-        self.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
+        self._db.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
         if deployment_id is not None:
-            self.write(
+            self._db.write(
                 "INSERT INTO live (stage, app_id, deployment_id) VALUES (?, ?, ?)",
                 (str(stage), app_id, deployment_id),
             )
 
     def live_deployment_id(self, stage: Stage, app_id: str) -> int | None:
-        row = self.execute(
+        row = self._db.execute(
             "SELECT deployment_id FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id)
         ).fetchone()
         return int(row[0]) if row else None
@@ -218,11 +234,11 @@ class Store(RequestLog, StoreConnection):
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE d.app_id = ?", (app_id,)
-        rows = self.execute(sql + " ORDER BY d.id", params)
+        rows = self._db.execute(sql + " ORDER BY d.id", params)
         return [_deployment_from_row(r) for r in rows]
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
-        row = self.execute(
+        row = self._db.execute(
             "SELECT d.*, l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -233,7 +249,7 @@ class Store(RequestLog, StoreConnection):
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
-        rows = self.execute(
+        rows = self._db.execute(
             "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot FROM live l "
             "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id"
         )
@@ -242,18 +258,38 @@ class Store(RequestLog, StoreConnection):
     # -- keys and settings -------------------------------------------------------------
 
     def api_keys(self) -> dict[Stage, str]:
-        rows = self.execute("SELECT stage, key FROM api_keys ORDER BY stage")
+        rows = self._db.execute("SELECT stage, key FROM api_keys ORDER BY stage")
         return {Stage(r[0]): r[1] for r in rows}
 
     def set_api_key(self, stage: Stage, key: str) -> None:
-        self.write(
+        self._db.write(
             "UPDATE api_keys SET key = ?, created_at = ? WHERE stage = ?", (key, now(), str(stage))
         )
 
     def stored_settings(self) -> dict[str, str]:
-        return {r[0]: r[1] for r in self.execute("SELECT name, value FROM settings")}
+        return {r[0]: r[1] for r in self._db.execute("SELECT name, value FROM settings")}
 
     def set_setting(self, name: str, value: str | None) -> None:
-        self.write("DELETE FROM settings WHERE name = ?", (name,))
+        self._db.write("DELETE FROM settings WHERE name = ?", (name,))
         if value is not None:
-            self.write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
+            self._db.write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
+
+    # -- the request log ---------------------------------------------------------------
+
+    def append_requests(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        keep: int,
+        stats: Iterable[ActionStats] = (),
+        at_offset: float = 0.0,
+    ) -> None:
+        """Add request-log rows and per-action counters (``RequestLog.append_requests``)."""
+        self._log.append_requests(rows, keep, stats, at_offset)
+
+    def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
+        return self._log.request_log(limit)
+
+    def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """Per (stage, app, api_id): requests, errors, last status / request / error."""
+        return self._log.action_stats()
