@@ -10,7 +10,8 @@ import pytest
 
 from notebook_kit.domain.models import Application, Definition, Stage
 from notebook_kit.errors import StoreError
-from notebook_kit.store.store import MIGRATIONS, Store, new_api_key
+from notebook_kit.store import Store, new_api_key
+from notebook_kit.store.schema import MIGRATIONS
 from notebook_kit.workspace.workspace import Workspace
 
 
@@ -157,3 +158,19 @@ def test_request_log_keeps_the_newest(tmp_path: Path) -> None:
     store.append_requests(rows, keep=3)
     assert [r["path"] for r in store.request_log()] == ["/p2", "/p3", "/p4"]
     assert [r["path"] for r in store.request_log(limit=2)] == ["/p3", "/p4"]
+
+
+def test_user_tables_set_only_their_own_columns(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    with store.transaction():
+        store.users.insert_user("ann@x.org", "Ann@x.org", "Ann", "ann", None, "{}", "t0")
+        store.users.insert_group("staff", "", "t0")
+        assert store.users.add_member("staff", "ann@x.org")
+        assert not store.users.add_member("staff", "ann@x.org")  # already in it
+        with pytest.raises(ValueError, match="columns"):
+            store.users.update_user("ann@x.org", {"name = 'x', email_key": "y"})
+        store.users.update_user("ann@x.org", {"name": "Anne", "updated_at": "t1"})
+    row = store.users.user_row("ann@x.org")
+    assert row is not None
+    assert (row["name"], row["created_at"], row["updated_at"]) == ("Anne", "t0", "t1")
+    assert store.users.groups_of(["ann@x.org"]) == {"ann@x.org": ["staff"]}

@@ -203,8 +203,8 @@ def test_reset_token_expires_and_wrong_token_is_refused(
     token = fn.resetPassword({"email": "a@x.org", "expiresIn": 1})["token"]
     with pytest.raises(BuiltinError, match="invalid"):
         fn.resetPassword({"email": "a@x.org", "token": token + "x", "password": "new-password"})
-    with workspace.store.transaction():  # age the token instead of sleeping
-        workspace.store._write("UPDATE password_resets SET expires_at = ?", (time.time() - 1,))
+    with closing(sqlite3.connect(workspace.store.path)) as conn, conn:  # age it, not sleep
+        conn.execute("UPDATE password_resets SET expires_at = ?", (time.time() - 1,))
     with pytest.raises(BuiltinError, match="expired"):
         fn.resetPassword({"email": "a@x.org", "token": token, "password": "new-password"})
     assert fn.verifyPassword("a@x.org", "old-password")

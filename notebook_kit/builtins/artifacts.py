@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..domain.models import now
+from ..domain.clock import now
 from ..errors import BuiltinError, NotebookKitError
 from .storage import FileStorage
 

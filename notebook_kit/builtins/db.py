@@ -15,15 +15,15 @@ transaction unless wrapped in ``db.transaction()``. Failures raise ``BuiltinErro
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..errors import BuiltinError
+from ..store.connection import ThreadConnections
 
 __all__ = ["Database", "open_database"]
 
@@ -36,23 +36,20 @@ class Database:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._local = threading.local()
-
-    def _connection(self) -> sqlite3.Connection:
-        try:
-            conn: sqlite3.Connection | None = self._local.conn
-        except AttributeError:
-            conn = None
-        if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
+        self._threads = ThreadConnections(
+            self.path,
+            timeout=5.0,
+            pragmas=("journal_mode=WAL",),
+            error=BuiltinError,
+            begin_failed="db",
+            commit_failed="db: could not commit",
+        )
+        self._local = self._threads.local  # .conn: this thread's connection or None
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
         try:
-            conn = getattr(self._local, "conn", None) or self._connection()
+            conn = self._local.conn or self._threads.connection()
             cursor = conn.execute(sql, params)
             rows = cursor.fetchall()  # [] for a statement that returns no rows
             if not rows:
@@ -68,34 +65,26 @@ class Database:
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
         try:
-            return self._connection().execute(sql, params).rowcount
+            conn = self._local.conn or self._threads.connection()
+            return conn.execute(sql, params).rowcount
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement once per parameter set; returns the total row count."""
         try:
-            return self._connection().executemany(sql, rows).rowcount
+            return self._threads.connection().executemany(sql, rows).rowcount
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 
-    @contextmanager
-    def transaction(self) -> Iterator[Database]:
-        """Group statements: all of them happen, or (on an exception) none."""
-        conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def transaction(self) -> AbstractContextManager[Database]:
+        """Group statements: all of them happen, or (on an exception) none. Nested uses
+        join the outer transaction."""
+        return self._threads.transaction(self)
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        """Close this thread's connection."""
+        self._threads.close()
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"

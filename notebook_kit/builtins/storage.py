@@ -24,10 +24,10 @@ import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from ..domain.clock import iso_time
 from ..errors import ConflictError, NotFoundError, ValidationError
 
 __all__ = [
@@ -165,11 +165,6 @@ def resolve_root(home: Path, configured: str | None) -> Path:
     return root if root.is_absolute() else home / root
 
 
-def _iso(timestamp: float) -> str:
-    stamp = datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
-
-
 def _write_atomically(target: Path, data: bytes) -> Path:
     """Write ``data`` to a temporary file beside ``target`` and return it (not yet moved)."""
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:50]}.", suffix=".tmp")
@@ -227,7 +222,7 @@ class LocalFileStorage:
             raise ConflictError(f"{clean!r} is a folder, not a file")
         meta = self._meta(clean)
         content_type = meta.pop("contentType", None) or default_content_type(clean, b"")
-        return FileInfo(clean, content_type, status.st_size, _iso(status.st_mtime), meta)
+        return FileInfo(clean, content_type, status.st_size, iso_time(status.st_mtime), meta)
 
     def check(self, path: str) -> str:
         return self._locate(path)[0]

@@ -22,7 +22,6 @@ __all__ = [
     "check_param",
     "check_password",
     "check_text",
-    "like_escape",
 ]
 
 _EMAIL = re.compile(r"^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$")
@@ -104,7 +103,3 @@ def check_emails(param: Mapping[str, Any]) -> list[str]:
     if not isinstance(emails, list) or not emails:
         raise BuiltinError("give 'emails': a list of user emails")
     return [check_email(e).casefold() for e in emails]
-
-
-def like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -13,8 +13,8 @@ Kept in the workspace store (tables ``users``, ``user_groups``, ``group_members`
 - ``listUsersByEmail`` matches a case-insensitive *prefix* of the email,
   ``listUsersByName`` a case-insensitive *substring* of the name.
 
-The directory uses the store's transaction and statement helpers, so a change to users
-joins the same atomic transaction machinery as every other change to the workspace.
+The tables and their SQL are the store's (``store.users``); a change to users runs in
+the store's ``transaction()``, like every other change to the workspace.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
-from ..domain.models import now
+from ..domain.clock import iso_time, now
 from ..errors import BuiltinError
 from ..store.store import Store
 from .passwords import hash_password, token_digest, verify_password
@@ -40,7 +39,6 @@ from .user_fields import (
     check_param,
     check_password,
     check_text,
-    like_escape,
 )
 
 __all__ = ["UserDirectory"]
@@ -55,12 +53,6 @@ _RESET_TEXT = (
 Notify = Callable[[str, str, str], bool]
 
 
-def _iso(epoch: float) -> str:
-    return (
-        datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
-
-
 class UserDirectory:
     """Users and groups of one workspace. ``notify(to, subject, text)`` sends a mail and
     returns True, or returns False when mail is not configured."""
@@ -71,25 +63,13 @@ class UserDirectory:
 
     # -- reading -----------------------------------------------------------------------
 
-    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return self.store._execute(sql, params).fetchall()
-
-    def _users(self, where: str, params: tuple[Any, ...], option: Any) -> dict[str, Any]:
+    def _users(self, option: Any, **matching: str) -> dict[str, Any]:
+        """One page of the users that ``matching`` (see ``UserTables.user_rows``) selects."""
         offset, limit = check_paging(option)
-        total = self._rows(f"SELECT COUNT(*) FROM users u {where}", params)[0][0]
-        rows = self._rows(
-            f"SELECT u.* FROM users u {where} ORDER BY u.email_key LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        )
-        groups: dict[str, list[str]] = {r["email_key"]: [] for r in rows}
-        if rows:
-            marks = ", ".join("?" for _ in rows)
-            for m in self._rows(
-                f"SELECT email_key, group_name FROM group_members WHERE email_key IN ({marks}) "
-                "ORDER BY group_name",
-                tuple(groups),
-            ):
-                groups[m["email_key"]].append(m["group_name"])
+        tables = self.store.users
+        total = tables.count_users(**matching)
+        rows = tables.user_rows(limit=limit, offset=offset, **matching)
+        groups = tables.groups_of(r["email_key"] for r in rows)
         users = [self._user_dict(r, groups[r["email_key"]]) for r in rows]
         return {"users": users, "total": total, "offset": offset, "limit": limit}
 
@@ -106,57 +86,39 @@ class UserDirectory:
         }
 
     def _require_user(self, email: Any) -> Any:
-        key = check_email(email).casefold()
-        rows = self._rows("SELECT * FROM users WHERE email_key = ?", (key,))
-        if not rows:
+        row = self.store.users.user_row(check_email(email).casefold())
+        if row is None:
             raise BuiltinError(f"no user with email {email!r}")
-        return rows[0]
+        return row
 
     def _require_group(self, name: Any) -> str:
         name = check_group_name(name)
-        if not self._rows("SELECT 1 FROM user_groups WHERE name = ?", (name,)):
+        if not self.store.users.group_exists(name):
             raise BuiltinError(f"no group {name!r}")
         return name
 
     def get_user(self, email: Any) -> dict[str, Any]:
         row = self._require_user(email)
-        groups = self._rows(
-            "SELECT group_name FROM group_members WHERE email_key = ? ORDER BY group_name",
-            (row["email_key"],),
-        )
-        return self._user_dict(row, [g[0] for g in groups])
+        key = row["email_key"]
+        return self._user_dict(row, self.store.users.groups_of([key])[key])
 
     def get_users(self, group_name: str | None = None, option: Any = None) -> dict[str, Any]:
         if group_name is None:
-            return self._users("", (), option)
-        group = self._require_group(group_name)
-        return self._users(
-            "JOIN group_members m ON m.email_key = u.email_key WHERE m.group_name = ?",
-            (group,),
-            option,
-        )
+            return self._users(option)
+        return self._users(option, group=self._require_group(group_name))
 
     def by_email(self, prefix: Any, option: Any = None) -> dict[str, Any]:
         needle = check_text(prefix, "email", 254).strip().casefold()
-        return self._users(
-            "WHERE u.email_key LIKE ? ESCAPE '\\'", (like_escape(needle) + "%",), option
-        )
+        return self._users(option, email_key_prefix=needle)
 
     def by_name(self, part: Any, option: Any = None) -> dict[str, Any]:
         needle = check_text(part, "name", 200).casefold()
-        return self._users(
-            "WHERE u.name_key LIKE ? ESCAPE '\\'", ("%" + like_escape(needle) + "%",), option
-        )
+        return self._users(option, name_key_part=needle)
 
     def get_groups(self, option: Any = None) -> dict[str, Any]:
         offset, limit = check_paging(option)
-        total = self._rows("SELECT COUNT(*) FROM user_groups")[0][0]
-        rows = self._rows(
-            "SELECT g.name, g.description, g.created_at, COUNT(m.email_key) AS users "
-            "FROM user_groups g LEFT JOIN group_members m ON m.group_name = g.name "
-            "GROUP BY g.name, g.description, g.created_at ORDER BY g.name LIMIT ? OFFSET ?",
-            (limit, offset),
-        )
+        total = self.store.users.count_groups()
+        rows = self.store.users.group_rows(limit=limit, offset=offset)
         groups = [
             {
                 "name": r["name"],
@@ -169,11 +131,10 @@ class UserDirectory:
         return {"groups": groups, "total": total, "offset": offset, "limit": limit}
 
     def verify_password(self, email: Any, password: Any) -> bool:
-        key = check_email(email).casefold()
-        rows = self._rows("SELECT password_hash FROM users WHERE email_key = ?", (key,))
-        if not rows or not isinstance(password, str):
+        row = self.store.users.user_row(check_email(email).casefold())
+        if row is None or not isinstance(password, str):
             return False
-        return verify_password(password, rows[0][0])
+        return verify_password(password, row["password_hash"])
 
     # -- changing ----------------------------------------------------------------------
 
@@ -188,20 +149,15 @@ class UserDirectory:
         if not isinstance(groups, list):
             raise BuiltinError("groups must be a list of group names")
         stamp = now()
+        tables = self.store.users
         with self.store.transaction():
             key = email.casefold()
-            if self._rows("SELECT 1 FROM users WHERE email_key = ?", (key,)):
+            if tables.user_exists(key):
                 raise BuiltinError(f"a user with email {email!r} already exists")
             checked = [self._require_group(g) for g in groups]
-            self.store._write(
-                "INSERT INTO users (email_key, email, name, name_key, password_hash, "
-                "attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, email, name, name.casefold(), hashed, attributes, stamp, stamp),
-            )
+            tables.insert_user(key, email, name, name.casefold(), hashed, attributes, stamp)
             for group in dict.fromkeys(checked):
-                self.store._write(
-                    "INSERT INTO group_members (group_name, email_key) VALUES (?, ?)", (group, key)
-                )
+                tables.add_member(group, key)
         return self.get_user(email)
 
     def update_user(self, param: Any) -> dict[str, Any]:
@@ -223,24 +179,17 @@ class UserDirectory:
             if (
                 "email_key" in changes
                 and changes["email_key"] != row["email_key"]
-                and self._rows("SELECT 1 FROM users WHERE email_key = ?", (changes["email_key"],))
+                and self.store.users.user_exists(changes["email_key"])
             ):
                 raise BuiltinError(f"a user with email {changes['email']!r} already exists")
             changes["updated_at"] = now()
-            assignments = ", ".join(f"{column} = ?" for column in changes)
-            self.store._write(
-                f"UPDATE users SET {assignments} WHERE email_key = ?",
-                (*changes.values(), row["email_key"]),
-            )
+            self.store.users.update_user(row["email_key"], changes)
         return self.get_user(changes.get("email", row["email"]))
 
     def delete_user(self, email: Any) -> dict[str, Any]:
         with self.store.transaction():
             row = self._require_user(email)
-            key = row["email_key"]
-            self.store._write("DELETE FROM group_members WHERE email_key = ?", (key,))
-            self.store._write("DELETE FROM password_resets WHERE email_key = ?", (key,))
-            self.store._write("DELETE FROM users WHERE email_key = ?", (key,))
+            self.store.users.delete_user(row["email_key"])
         return {"email": row["email"], "deleted": True}
 
     def create_group(self, param: Any) -> dict[str, Any]:
@@ -249,19 +198,15 @@ class UserDirectory:
         description = check_text(param.get("description", ""), "description", 1000)
         stamp = now()
         with self.store.transaction():
-            if self._rows("SELECT 1 FROM user_groups WHERE name = ?", (name,)):
+            if self.store.users.group_exists(name):
                 raise BuiltinError(f"group {name!r} already exists")
-            self.store._write(
-                "INSERT INTO user_groups (name, description, created_at) VALUES (?, ?, ?)",
-                (name, description, stamp),
-            )
+            self.store.users.insert_group(name, description, stamp)
         return {"name": name, "description": description, "userCount": 0, "createdAt": stamp}
 
     def delete_group(self, name: Any) -> dict[str, Any]:
         with self.store.transaction():
             group = self._require_group(name)
-            self.store._write("DELETE FROM group_members WHERE group_name = ?", (group,))
-            self.store._write("DELETE FROM user_groups WHERE name = ?", (group,))
+            self.store.users.delete_group(group)
         return {"name": group, "deleted": True}
 
     def add_users(self, param: Any) -> dict[str, Any]:
@@ -272,14 +217,7 @@ class UserDirectory:
             group = self._require_group(param.get("groupName"))
             rows = [self._require_user(k) for k in keys]
             for row in rows:
-                if not self._rows(
-                    "SELECT 1 FROM group_members WHERE group_name = ? AND email_key = ?",
-                    (group, row["email_key"]),
-                ):
-                    self.store._write(
-                        "INSERT INTO group_members (group_name, email_key) VALUES (?, ?)",
-                        (group, row["email_key"]),
-                    )
+                if self.store.users.add_member(group, row["email_key"]):
                     added.append(row["email"])
         return {"groupName": group, "added": added}
 
@@ -291,11 +229,7 @@ class UserDirectory:
             group = self._require_group(param.get("groupName"))
             rows = [self._require_user(k) for k in keys]
             for row in rows:
-                cursor = self.store._write(
-                    "DELETE FROM group_members WHERE group_name = ? AND email_key = ?",
-                    (group, row["email_key"]),
-                )
-                if cursor.rowcount:
+                if self.store.users.remove_member(group, row["email_key"]):
                     removed.append(row["email"])
         return {"groupName": group, "removed": removed}
 
@@ -320,16 +254,10 @@ class UserDirectory:
         expires = time.time() + lifetime
         with self.store.transaction():
             row = self._require_user(param.get("email"))
-            self.store._write(
-                "DELETE FROM password_resets WHERE email_key = ? OR expires_at < ?",
-                (row["email_key"], time.time()),
-            )
-            self.store._write(
-                "INSERT INTO password_resets (token_hash, email_key, expires_at, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                (token_digest(token), row["email_key"], expires, now()),
-            )
-        answer: dict[str, Any] = {"email": row["email"], "expiresAt": _iso(expires)}
+            key = row["email_key"]
+            self.store.users.delete_resets(key, expired_before=time.time())
+            self.store.users.insert_reset(token_digest(token), key, expires, now())
+        answer: dict[str, Any] = {"email": row["email"], "expiresAt": iso_time(expires)}
         values = {"{email}": row["email"], "{token}": token, "{expiresAt}": answer["expiresAt"]}
         text = template
         for placeholder, value in values.items():
@@ -348,19 +276,12 @@ class UserDirectory:
         hashed = hash_password(password)
         with self.store.transaction():
             row = self._require_user(param.get("email"))
-            found = self._rows(
-                "SELECT expires_at FROM password_resets WHERE token_hash = ? AND email_key = ?",
-                (token_digest(token), row["email_key"]),
-            )
-            if not found or found[0][0] < time.time():
+            key = row["email_key"]
+            expires = self.store.users.reset_expiry(token_digest(token), key)
+            if expires is None or expires < time.time():
                 raise BuiltinError("the reset token is invalid, used or expired")
-            self.store._write(
-                "DELETE FROM password_resets WHERE email_key = ?", (row["email_key"],)
-            )
-            self.store._write(
-                "UPDATE users SET password_hash = ?, updated_at = ? WHERE email_key = ?",
-                (hashed, now(), row["email_key"]),
-            )
+            self.store.users.delete_resets(key)
+            self.store.users.update_user(key, {"password_hash": hashed, "updated_at": now()})
         return {"email": row["email"], "reset": True}
 
     # -- whole-directory views ---------------------------------------------------------

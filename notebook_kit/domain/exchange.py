@@ -12,7 +12,8 @@ from typing import Any
 
 from ..errors import FormatError, NotebookKitError, ValidationError
 from .actions import check_sources
-from .models import APPLICATION_TYPE, Application, Definition, now
+from .clock import now
+from .models import APPLICATION_TYPE, Application, Definition
 
 __all__ = ["FORMAT", "from_document", "read_document", "to_document"]
 

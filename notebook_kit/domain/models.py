@@ -10,11 +10,11 @@ import json
 import keyword
 import re
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..errors import ValidationError
+from .clock import now
 
 __all__ = [
     "APPLICATION_TYPE",
@@ -58,11 +58,6 @@ class Stage(enum.StrEnum):
             raise ValidationError(
                 f"stage must be 'dev' or 'prod', not {value!r}", field="stage"
             ) from None
-
-
-def now() -> str:
-    """The current time as an ISO 8601 UTC string (what the store keeps)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def validate_id(value: str, what: str = "API ID") -> str:

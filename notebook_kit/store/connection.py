@@ -1,88 +1,189 @@
 """One SQLite file shared by threads and processes: connections and transactions.
 
-``StoreConnection`` is the machinery every table group of the workspace store builds on
-(``Store``, ``RequestLog``, the user directory): a connection per thread (WAL mode, so a
-notebook, the CLI and servers use the file at once) and ``transaction()``, in which a
-change all happens or none of it does. Writes outside a transaction are refused.
+``ThreadConnections`` is the one implementation of both, used by the workspace store
+(``StoreConnection`` below, failing with ``StoreError``) and by the actions' ``db``
+(``builtins.db.Database``, failing with ``BuiltinError``): a connection per thread, opened
+on first use in autocommit mode (a statement outside a transaction is its own), and a
+nestable ``transaction()`` in which a change all happens or none of it does.
+``BEGIN IMMEDIATE`` takes the write lock up front, so two processes that both read and
+then write wait for each other (``timeout``) instead of failing half-way.
+
+``StoreConnection`` is the helper with the store's rules: WAL mode and foreign keys, rows
+as ``sqlite3.Row``, every error a ``StoreError``, and no write outside a transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Generic, TypeVar
 
 from ..errors import StoreError
 
-__all__ = ["StoreConnection"]
+__all__ = ["StoreConnection", "ThreadConnections"]
+
+_T = TypeVar("_T")
 
 
-class StoreConnection:
-    """Thread-local connections to ``path`` and nestable transactions over them."""
+class _PerThread(threading.local):
+    """One thread's connection and how many ``transaction()`` blocks it is inside."""
 
-    def __init__(self, path: str | Path) -> None:
+    conn: sqlite3.Connection | None = None
+    depth: int = 0
+
+
+class ThreadConnections:
+    """A connection per thread to the SQLite file ``path``, and nestable transactions.
+
+    ``pragmas`` run on each new connection (``"journal_mode=WAL"``, ...). When a
+    transaction cannot begin or commit, ``error`` is raised with ``begin_failed`` or
+    ``commit_failed`` and SQLite's message; errors of the statements themselves are the
+    owner's to wrap. ``local.conn`` is this thread's connection or None: a hot path may
+    read it directly (one attribute access) and call ``connection()`` only when None.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout: float,
+        pragmas: Sequence[str] = (),
+        row_factory: Any = None,
+        check_same_thread: bool = True,
+        error: Callable[[str], Exception],
+        begin_failed: str,
+        commit_failed: str,
+    ) -> None:
         self.path = Path(path)
-        self._local = threading.local()
+        self.local = _PerThread()
+        self._timeout = timeout
+        self._pragmas = tuple(pragmas)
+        self._row_factory = row_factory
+        self._check_same_thread = check_same_thread
+        self._error = error
+        self._begin_failed = begin_failed
+        self._commit_failed = commit_failed
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self.path, isolation_level=None, timeout=10.0, check_same_thread=False
-            )
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=10000")
-            self._local.conn = conn
-            self._local.depth = 0
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use (sqlite3 errors unwrapped)."""
+        return self.local.conn or self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            timeout=self._timeout,
+            check_same_thread=self._check_same_thread,
+        )
+        try:
+            if self._row_factory is not None:
+                conn.row_factory = self._row_factory
+            for pragma in self._pragmas:
+                conn.execute(f"PRAGMA {pragma}")
+        except BaseException:
+            conn.close()
+            raise
+        self.local.conn = conn
+        self.local.depth = 0
         return conn
 
-    @contextmanager
-    def transaction(self) -> Iterator[Self]:
-        """One atomic change. Nested uses join the outer transaction."""
-        conn = self._conn()
-        if self._local.depth:
-            self._local.depth += 1
-            try:
-                yield self
-            finally:
-                self._local.depth -= 1
-            return
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside ``transaction()``."""
+        return self.local.depth > 0
+
+    def transaction(self, value: _T) -> _Transaction[_T]:
+        """One atomic change on this thread's connection; ``with`` gives ``value``.
+
+        Nested uses join the outer transaction: only the outermost commits, and an
+        exception out of any of them rolls all of it back (once it reaches the outermost).
+        """
+        return _Transaction(self, value)
+
+    def close(self) -> None:
+        """Close this thread's connection; other threads keep theirs."""
+        local = self.local
+        if local.conn is not None:
+            local.conn.close()
+            local.conn = None
+            local.depth = 0
+
+
+class _Transaction(Generic[_T]):
+    """``ThreadConnections.transaction()``. A class rather than a ``@contextmanager``
+    generator: actions run ``db.transaction()`` while answering requests, and entering and
+    leaving this costs about half as much."""
+
+    __slots__ = ("_conn", "_threads", "_value")
+
+    def __init__(self, threads: ThreadConnections, value: _T) -> None:
+        self._threads = threads
+        self._value = value
+        self._conn: sqlite3.Connection | None = None  # set when this one began it
+
+    def __enter__(self) -> _T:
+        threads = self._threads
+        local = threads.local
+        if local.depth:
+            local.depth += 1
+            return self._value
+        conn = local.conn or threads._open()
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StoreError(f"the workspace store is busy or broken: {exc}") from exc
-        self._local.depth = 1
-        try:
-            yield self
-        except BaseException:
-            self._local.depth = 0
+            raise threads._error(f"{threads._begin_failed}: {exc}") from exc
+        local.depth = 1
+        self._conn = conn
+        return self._value
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        threads = self._threads
+        conn = self._conn
+        if conn is None:  # a nested one: the outermost ends the transaction
+            threads.local.depth -= 1
+            return
+        threads.local.depth = 0
+        if kind is not None:
             conn.execute("ROLLBACK")
-            raise
-        self._local.depth = 0
+            return
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             conn.execute("ROLLBACK")
-            raise StoreError(f"could not save the change: {exc}") from exc
+            raise threads._error(f"{threads._commit_failed}: {exc}") from exc
 
-    def _execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+
+class StoreConnection(ThreadConnections):
+    """The workspace store's connections: WAL mode and foreign keys, rows as
+    ``sqlite3.Row``, every error a ``StoreError``, no write outside a transaction.
+
+    One is shared by the store's table groups (``Store``, ``RequestLog``, ``UserTables``),
+    so a change to any of them joins the same ``transaction()``.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(
+            path,
+            timeout=10.0,
+            pragmas=("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=10000"),
+            row_factory=sqlite3.Row,
+            check_same_thread=False,
+            error=StoreError,
+            begin_failed="the workspace store is busy or broken",
+            commit_failed="could not save the change",
+        )
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        """Run one statement: a read, or a change inside ``transaction()``."""
         try:
-            return self._conn().execute(sql, params)
+            return (self.local.conn or self._open()).execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"workspace store error: {exc}") from exc
 
-    def _write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        if not getattr(self._local, "depth", 0):
+    def write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        """Run one change; refused outside ``transaction()``."""
+        if not self.local.depth:
             raise StoreError("internal error: a write outside a transaction")
-        return self._execute(sql, params)
-
-    def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        return self.execute(sql, params)

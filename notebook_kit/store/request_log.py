@@ -8,22 +8,19 @@ under a microsecond a request on it; only the newest ``request_log_size`` entrie
 from __future__ import annotations
 
 import pickle
-import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from ..domain.clock import iso_time
 from .connection import StoreConnection
 
-__all__ = ["RequestLog", "action_counters", "iso_time"]
+__all__ = ["ActionStats", "RequestLog", "action_counters"]
 
-
-def iso_time(epoch: float) -> str:
-    """Seconds since the epoch as the store's ISO 8601 UTC text, to the millisecond."""
-    whole = int(epoch)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-    return f"{stamp}.{int((epoch - whole) * 1000):03d}Z"
+# What a batch adds to one action's counters: (stage, app, API ID, requests, errors,
+# last status, last request at, last error or None, last error at or None).
+ActionStats = tuple[str, str, str, int, int, int, str, str | None, str | None]
 
 
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -44,9 +41,7 @@ _ran_action = itemgetter(5)
 _failed = itemgetter(6)
 
 
-def action_counters(
-    entries: list[tuple[Any, ...]], wall: float
-) -> list[tuple[str, str, str, int, int, int, str, str | None, str | None]]:
+def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionStats]:
     """Per action that ran: (stage, app, API ID, requests, errors, last status, last
     request at, last error, last error at), from a batch of log entries; ``wall`` turns
     their clock readings into epoch seconds.
@@ -76,14 +71,17 @@ def action_counters(
     ]
 
 
-class RequestLog(StoreConnection):
+class RequestLog:
     """Reads and writes of the request log and the per-action counters."""
+
+    def __init__(self, db: StoreConnection) -> None:
+        self._db = db
 
     def append_requests(
         self,
         rows: Sequence[tuple[Any, ...]],
         keep: int,
-        stats: Iterable[tuple[str, str, str, int, int, int, str, str | None, str | None]] = (),
+        stats: Iterable[ActionStats] = (),
         at_offset: float = 0.0,
     ) -> None:
         """Add request-log rows (at, stage, method, path, status, ms); keep the newest ``keep``.
@@ -99,8 +97,9 @@ class RequestLog(StoreConnection):
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None).
         """
-        with self.transaction():
-            self._conn().executemany(
+        db = self._db
+        with db.transaction(self):
+            db.connection().executemany(
                 "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
                 "last_status, last_request_at, last_error, last_error_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -114,12 +113,12 @@ class RequestLog(StoreConnection):
                 stats,
             )
             rows = rows[-keep:] if keep > 0 else []
-            self._write(
+            db.write(
                 "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
                 (len(rows), pickle.dumps((at_offset, rows), protocol=5)),
             )
             # Drop the batches that hold only entries older than the newest ``keep``.
-            self._write(
+            db.write(
                 "DELETE FROM request_log_batches WHERE id < (SELECT COALESCE(MAX(id), 0) FROM "
                 "(SELECT id, SUM(entries) OVER (ORDER BY id DESC) AS newer "
                 "FROM request_log_batches) AS counted WHERE newer >= ?)",
@@ -129,7 +128,7 @@ class RequestLog(StoreConnection):
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
         entries: list[Any] = []
-        batches = self._execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
+        batches = self._db.execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
         for (blob,) in batches:
             offset, rows = pickle.loads(blob)  # written by this module only
             entries[:0] = _as_columns(offset, rows)
@@ -146,7 +145,7 @@ class RequestLog(StoreConnection):
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""
-        rows = self._execute("SELECT * FROM action_stats")
+        rows = self._db.execute("SELECT * FROM action_stats")
         return {
             (r["stage"], r["app_id"], r["api_id"]): {
                 "requests": r["requests"],

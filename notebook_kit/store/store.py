@@ -1,11 +1,12 @@
 """The workspace store: the single source of truth, shared by every process.
 
 SQLite in the workspace directory (WAL mode, so a notebook, the CLI and servers use it at
-once; the connection machinery is ``store_connection``, the request log's tables are
-``request_log``). The SQL is kept to what PostgreSQL also speaks, so a second backend can stand
-behind the same methods. Every change runs inside ``transaction()``: it all happens, or
-none of it does. A ``generation`` counter goes up with every change to what is live
-(deploys, undeploys, rollbacks, keys); servers poll it to know when to reload.
+once; the connection machinery is in ``connection``, the tables and their migrations in
+``schema``, the request log's in ``request_log``, the user directory's in ``users``). The
+SQL is kept to what PostgreSQL also speaks, so a second backend can stand behind the same
+methods. Every change runs inside ``transaction()``: it all happens, or none of it does. A
+``generation`` counter goes up with every change to what is live (deploys, undeploys,
+rollbacks, keys); servers poll it to know when to reload.
 """
 
 from __future__ import annotations
@@ -15,85 +16,22 @@ import os
 import secrets
 import sqlite3
 import string
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from ..domain.models import Application, Definition, Deployment, Stage, now
+from ..domain.clock import now
+from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
 from .connection import StoreConnection
-from .request_log import RequestLog, iso_time
+from .request_log import ActionStats, RequestLog
+from .schema import migrate
+from .users import UserTables
 
-__all__ = ["Store", "iso_time", "new_api_key"]
+__all__ = ["Store", "new_api_key"]
 
 _KEY_ALPHABET = string.ascii_letters + string.digits
-
-# Each entry moves the schema from version i to i+1. Append; never edit a shipped one.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    INSERT INTO meta (key, value) VALUES ('generation', '0');
-    CREATE TABLE applications (
-        id TEXT PRIMARY KEY, type TEXT NOT NULL, label TEXT NOT NULL,
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-    CREATE TABLE definitions (
-        app_id TEXT NOT NULL REFERENCES applications (id) ON DELETE CASCADE,
-        api_id TEXT NOT NULL, label TEXT NOT NULL, method TEXT NOT NULL,
-        resource TEXT NOT NULL, content_type TEXT, requires_auth INTEGER NOT NULL,
-        action TEXT NOT NULL, functions TEXT NOT NULL, constants TEXT NOT NULL,
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-        PRIMARY KEY (app_id, api_id));
-    CREATE TABLE deployments (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, app_id TEXT NOT NULL, stage TEXT NOT NULL,
-        deployed_at TEXT NOT NULL, host TEXT NOT NULL, snapshot TEXT NOT NULL);
-    CREATE INDEX deployments_by_app ON deployments (app_id, stage, id);
-    CREATE TABLE live (
-        stage TEXT NOT NULL, app_id TEXT NOT NULL,
-        deployment_id INTEGER NOT NULL REFERENCES deployments (id),
-        PRIMARY KEY (stage, app_id));
-    CREATE TABLE api_keys (stage TEXT PRIMARY KEY, key TEXT NOT NULL, created_at TEXT NOT NULL);
-    CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-    """,
-    """
-    CREATE TABLE request_log (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, stage TEXT NOT NULL,
-        method TEXT NOT NULL, path TEXT NOT NULL, status INTEGER NOT NULL,
-        duration_ms REAL NOT NULL);
-    """,
-    """
-    CREATE TABLE users (
-        email_key TEXT PRIMARY KEY, email TEXT NOT NULL, name TEXT NOT NULL,
-        name_key TEXT NOT NULL, password_hash TEXT, attributes TEXT NOT NULL,
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-    CREATE TABLE user_groups (
-        name TEXT PRIMARY KEY, description TEXT NOT NULL, created_at TEXT NOT NULL);
-    CREATE TABLE group_members (
-        group_name TEXT NOT NULL REFERENCES user_groups (name) ON DELETE CASCADE,
-        email_key TEXT NOT NULL
-            REFERENCES users (email_key) ON DELETE CASCADE ON UPDATE CASCADE,
-        PRIMARY KEY (group_name, email_key));
-    CREATE INDEX group_members_by_user ON group_members (email_key);
-    CREATE TABLE password_resets (
-        token_hash TEXT PRIMARY KEY,
-        email_key TEXT NOT NULL
-            REFERENCES users (email_key) ON DELETE CASCADE ON UPDATE CASCADE,
-        expires_at REAL NOT NULL, created_at TEXT NOT NULL);
-    """,
-    """
-    CREATE TABLE action_stats (
-        stage TEXT NOT NULL, app_id TEXT NOT NULL, api_id TEXT NOT NULL,
-        requests INTEGER NOT NULL, errors INTEGER NOT NULL, last_status INTEGER,
-        last_request_at TEXT, last_error TEXT, last_error_at TEXT,
-        PRIMARY KEY (stage, app_id, api_id));
-    """,
-    # The request log is written in batches, one row a flush (the entries pickled: 0.1 µs
-    # an entry, against 0.9 for JSON and several for one INSERT each), so a busy server
-    # spends well under a microsecond a request on it. rows holds a BLOB (bytea later).
-    """
-    DROP TABLE request_log;
-    CREATE TABLE request_log_batches (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, entries INTEGER NOT NULL, rows TEXT NOT NULL);
-    """,
-)
 
 
 def new_api_key() -> str:
@@ -156,48 +94,53 @@ def _deployment_from_row(row: sqlite3.Row) -> Deployment:
     )
 
 
-class Store(RequestLog, StoreConnection):
-    """All reads and writes of one workspace database (the request log's in
-    ``RequestLog``; connections and transactions in ``StoreConnection``)."""
+class Store:
+    """All reads and writes of one workspace database.
+
+    Table groups of their own: ``users`` (the user directory's tables) and the request log
+    (``RequestLog``, whose methods the store offers as its own). They share one
+    ``StoreConnection``, so a ``transaction()`` spans all of them.
+    """
 
     def __init__(self, path: str | Path) -> None:
-        super().__init__(path)
+        self._db = StoreConnection(path)
+        self.path = self._db.path
+        self.users = UserTables(self._db)
+        self._log = RequestLog(self._db)
         try:
             if not self.path.exists():
                 _create_private_file(self.path)
             self._migrate()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreError) as exc:
             raise StoreError(f"cannot open the workspace store {self.path}: {exc}") from exc
 
     def _migrate(self) -> None:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number in range(version, len(MIGRATIONS)):
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn = self._db.connection()
+        with self._db.transaction(conn):
+            migrate(conn)
             for stage in Stage:
                 conn.execute(
                     "INSERT OR IGNORE INTO api_keys (stage, key, created_at) VALUES (?, ?, ?)",
                     (str(stage), new_api_key(), now()),
                 )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+
+    def transaction(self) -> AbstractContextManager[Store]:
+        """One atomic change: all of it happens, or none. Nested uses join the outer one."""
+        return self._db.transaction(self)
+
+    def close(self) -> None:
+        """Close this thread's connection (it reopens on next use)."""
+        self._db.close()
 
     # -- change counter ----------------------------------------------------------------
 
     def generation(self) -> int:
         """A number that changes whenever what is live (or a key) changes."""
-        row = self._execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0])
 
     def bump_generation(self) -> None:
-        self._write(
+        self._db.write(
             "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
             "WHERE key = 'generation'"
         )
@@ -205,18 +148,18 @@ class Store(RequestLog, StoreConnection):
     # -- applications ------------------------------------------------------------------
 
     def get_application(self, app_id: str) -> Application | None:
-        row = self._execute(
+        row = self._db.execute(
             "SELECT id, type, label FROM applications WHERE id = ?", (app_id,)
         ).fetchone()
         return Application(row["id"], row["label"], row["type"]) if row else None
 
     def list_applications(self) -> list[Application]:
-        rows = self._execute("SELECT id, type, label FROM applications ORDER BY id")
+        rows = self._db.execute("SELECT id, type, label FROM applications ORDER BY id")
         return [Application(r["id"], r["label"], r["type"]) for r in rows]
 
     def put_application(self, app: Application) -> None:
         stamp = now()
-        self._write(
+        self._db.write(
             "INSERT INTO applications (id, type, label, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET label = excluded.label, "
             "updated_at = excluded.updated_at",
@@ -224,13 +167,13 @@ class Store(RequestLog, StoreConnection):
         )
 
     def delete_application(self, app_id: str) -> None:
-        self._write("DELETE FROM live WHERE app_id = ?", (app_id,))
-        self._write("DELETE FROM applications WHERE id = ?", (app_id,))
+        self._db.write("DELETE FROM live WHERE app_id = ?", (app_id,))
+        self._db.write("DELETE FROM applications WHERE id = ?", (app_id,))
 
     # -- definitions -------------------------------------------------------------------
 
     def get_definition(self, app_id: str, api_id: str) -> Definition | None:
-        row = self._execute(
+        row = self._db.execute(
             "SELECT * FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id)
         ).fetchone()
         return _definition_from_row(row) if row else None
@@ -240,11 +183,11 @@ class Store(RequestLog, StoreConnection):
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE app_id = ?", (app_id,)
-        rows = self._execute(sql + " ORDER BY app_id, resource, method, api_id", params)
+        rows = self._db.execute(sql + " ORDER BY app_id, resource, method, api_id", params)
         return [_definition_from_row(r) for r in rows]
 
     def insert_definition(self, d: Definition) -> None:
-        self._write(
+        self._db.write(
             "INSERT INTO definitions (app_id, api_id, label, method, resource, "
             "content_type, requires_auth, action, functions, constants, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -256,12 +199,12 @@ class Store(RequestLog, StoreConnection):
         self.insert_definition(d)
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
-        self._write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
+        self._db.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
 
     # -- deployments -------------------------------------------------------------------
 
     def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
-        cursor = self._write(
+        cursor = self._db.write(
             "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
             "VALUES (?, ?, ?, ?, ?)",
             (app_id, str(stage), now(), host, json.dumps(snapshot)),
@@ -269,15 +212,15 @@ class Store(RequestLog, StoreConnection):
         return int(cursor.lastrowid)  # type: ignore[arg-type]
 
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
-        self._write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
+        self._db.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
         if deployment_id is not None:
-            self._write(
+            self._db.write(
                 "INSERT INTO live (stage, app_id, deployment_id) VALUES (?, ?, ?)",
                 (str(stage), app_id, deployment_id),
             )
 
     def live_deployment_id(self, stage: Stage, app_id: str) -> int | None:
-        row = self._execute(
+        row = self._db.execute(
             "SELECT deployment_id FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id)
         ).fetchone()
         return int(row[0]) if row else None
@@ -291,11 +234,11 @@ class Store(RequestLog, StoreConnection):
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE d.app_id = ?", (app_id,)
-        rows = self._execute(sql + " ORDER BY d.id", params)
+        rows = self._db.execute(sql + " ORDER BY d.id", params)
         return [_deployment_from_row(r) for r in rows]
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
-        row = self._execute(
+        row = self._db.execute(
             "SELECT d.*, l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -306,7 +249,7 @@ class Store(RequestLog, StoreConnection):
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
-        rows = self._execute(
+        rows = self._db.execute(
             "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot FROM live l "
             "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id"
         )
@@ -315,18 +258,38 @@ class Store(RequestLog, StoreConnection):
     # -- keys and settings -------------------------------------------------------------
 
     def api_keys(self) -> dict[Stage, str]:
-        rows = self._execute("SELECT stage, key FROM api_keys ORDER BY stage")
+        rows = self._db.execute("SELECT stage, key FROM api_keys ORDER BY stage")
         return {Stage(r[0]): r[1] for r in rows}
 
     def set_api_key(self, stage: Stage, key: str) -> None:
-        self._write(
+        self._db.write(
             "UPDATE api_keys SET key = ?, created_at = ? WHERE stage = ?", (key, now(), str(stage))
         )
 
     def stored_settings(self) -> dict[str, str]:
-        return {r[0]: r[1] for r in self._execute("SELECT name, value FROM settings")}
+        return {r[0]: r[1] for r in self._db.execute("SELECT name, value FROM settings")}
 
     def set_setting(self, name: str, value: str | None) -> None:
-        self._write("DELETE FROM settings WHERE name = ?", (name,))
+        self._db.write("DELETE FROM settings WHERE name = ?", (name,))
         if value is not None:
-            self._write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
+            self._db.write("INSERT INTO settings (name, value) VALUES (?, ?)", (name, value))
+
+    # -- the request log ---------------------------------------------------------------
+
+    def append_requests(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        keep: int,
+        stats: Iterable[ActionStats] = (),
+        at_offset: float = 0.0,
+    ) -> None:
+        """Add request-log rows and per-action counters (``RequestLog.append_requests``)."""
+        self._log.append_requests(rows, keep, stats, at_offset)
+
+    def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
+        return self._log.request_log(limit)
+
+    def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """Per (stage, app, api_id): requests, errors, last status / request / error."""
+        return self._log.action_stats()
