@@ -20,8 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -30,8 +28,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import nbformat
 import pytest
+from lab import (
+    CHROMIUM,
+    REPO,
+    SCREENSHOTS,
+    STDERR_OUTPUT,
+    TOKEN,
+    browser_page,
+    free_port,
+    running_lab,
+)
 
 from notebook_kit.runtime.server import BackgroundServer
 from notebook_kit.workspace.workspace import Workspace
@@ -41,32 +48,8 @@ expect = playwright_api.expect
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
-SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
-CHROMIUM = "/usr/lib/chromium/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-TOKEN = "notebook-kit-e2e"
-STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-
 if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -76,15 +59,8 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 3000})
-        tab = context.new_page()
-        tab.set_default_timeout(30_000)
-        expect.set_options(timeout=30_000)  # comm messages queue behind running cells
+    with browser_page({"width": 1400, "height": 3000}) as tab:
         yield tab
-        browser.close()
 
 
 # -- 1. the studio in JupyterLab ---------------------------------------------------------
@@ -108,61 +84,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A real JupyterLab on loopback, isolated in a temp root, with the studio notebook."""
     root = tmp_path_factory.mktemp("lab")
     home = root / "workspace"
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in STUDIO_CELLS]
-    nbformat.write(notebook, root / "studio.ipynb")
-    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        '{"fetchNews": "false", "checkForUpdates": false}'  # no news toast over the page
-    )
-    port, api_port = _free_port(), _free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(root / ".cfg"),
-        "JUPYTER_RUNTIME_DIR": str(root / ".rt"),
-        "NOTEBOOK_KIT_HOME": str(home),
-        "NK_STUDIO_PORT": str(api_port),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--allow-root",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--port-retries=0",
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={root}",
-        f"--LabApp.workspaces_dir={root / '.ws'}",
-        f"--LabApp.user_settings_dir={root / '.settings'}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    log = (root / "lab.log").open("w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/api/status", params={"token": TOKEN}, timeout=1).is_success:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
-        time.sleep(0.2)
-    yield {"base": base, "home": home, "api": f"http://127.0.0.1:{api_port}"}
-    process.terminate()  # the server shuts its kernels down (and their servers with them)
-    try:
-        process.wait(20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
+    api_port = free_port()
+    env = {"NOTEBOOK_KIT_HOME": str(home), "NK_STUDIO_PORT": str(api_port)}
+    with running_lab(root, STUDIO_CELLS, "studio.ipynb", env) as base:
+        yield {"base": base, "home": home, "api": f"http://127.0.0.1:{api_port}"}
 
 
 def _run_all(page: Any) -> None:

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import nbformat
 import pytest
+from lab import CHROMIUM, REPO, SCREENSHOTS, STDERR_OUTPUT, TOKEN, browser_page, running_lab
 
 from notebook_kit.notebook.ui import build_editor
 
@@ -27,13 +23,6 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parent.parent
-SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
-CHROMIUM = "/usr/lib/chromium/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
-TOKEN = "notebook-kit-editor-e2e"
-STDERR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 
 if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
@@ -60,12 +49,6 @@ editor.on_run(ran)
 editor"""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _wait_for_file(path: Path, timeout: float = 20) -> str:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -80,69 +63,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A JupyterLab on loopback in a temp root, with a notebook showing one CodeEditor."""
     build_editor.build()
     root = tmp_path_factory.mktemp("editor-lab")
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
-    notebook.cells = [nbformat.v4.new_code_cell(CELL)]
-    nbformat.write(notebook, root / "editor.ipynb")
-    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        '{"fetchNews": "false", "checkForUpdates": false}'
-    )
-    port = _free_port()
     env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(root / ".cfg"),
-        "JUPYTER_RUNTIME_DIR": str(root / ".rt"),
         "NK_EDITOR_OUT": str(root),
         # the kernel imports this checkout's notebook_kit, whatever is installed
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
-    command = [
-        *(sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root"),
-        *("--ip=127.0.0.1", f"--port={port}", "--port-retries=0"),
-        f"--IdentityProvider.token={TOKEN}",
-        f"--ServerApp.root_dir={root}",
-        f"--LabApp.workspaces_dir={root / '.ws'}",
-        f"--LabApp.user_settings_dir={root / '.settings'}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    with (root / "lab.log").open("w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/api/status", params={"token": TOKEN}, timeout=1).is_success:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
-            time.sleep(0.2)
-        try:
-            yield {"base": base, "root": root}
-        finally:
-            process.terminate()
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with running_lab(root, [CELL], "editor.ipynb", env) as base:
+        yield {"base": base, "root": root}
 
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        tab = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-        tab.set_default_timeout(30_000)
-        expect.set_options(timeout=30_000)
+    with browser_page({"width": 1200, "height": 900}) as tab:
         yield tab
-        browser.close()
 
 
 def _doc(page: Any) -> str:
