@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 import stat
 from pathlib import Path
@@ -174,3 +175,49 @@ def test_user_tables_set_only_their_own_columns(tmp_path: Path) -> None:
     assert row is not None
     assert (row["name"], row["created_at"], row["updated_at"]) == ("Anne", "t0", "t1")
     assert store.users.groups_of(["ann@x.org"]) == {"ann@x.org": ["staff"]}
+
+
+def test_request_log_trim_is_an_index_range_whatever_the_log_size(tmp_path: Path) -> None:
+    # A flush must cost the same with a full log: no statement of append_requests scans
+    # the batches table (the old trim summed entries over every kept batch).
+    from notebook_kit.store.request_log import LAST_SQL, TRIM_SQL
+
+    store = Store(tmp_path / "s.sqlite3")
+    for n in range(50):
+        store.append_requests([(float(n), "dev", "GET", f"/p{n}", 200, 1.0)], 10)
+    conn = sqlite3.connect(tmp_path / "s.sqlite3")
+    for sql in (TRIM_SQL, LAST_SQL):
+        plan = " ".join(
+            row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", (0,)[: sql.count("?")])
+        )
+        assert "SCAN" not in plan and "USING" in plan and "INDEX" in plan, plan
+    assert conn.execute("SELECT COUNT(*) FROM request_log_batches").fetchone()[0] == 10
+    conn.close()
+    assert [r["path"] for r in store.request_log()] == [f"/p{n}" for n in range(40, 50)]
+
+
+def test_migration_counts_existing_request_log_batches(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    upto = MIGRATIONS.index(next(m for m in MIGRATIONS if "ADD COLUMN upto" in m))
+    for migration in MIGRATIONS[:upto]:
+        conn.executescript(migration)
+    conn.executemany(
+        "INSERT INTO request_log_batches (entries, rows) VALUES (?, ?)",
+        [
+            (2, pickle.dumps((0.0, [(1.0, "dev", "GET", "/a", 200, 1.0)] * 2))),
+            (3, pickle.dumps((0.0, [(2.0, "dev", "GET", "/b", 200, 1.0)] * 3))),
+        ],
+    )
+    conn.execute(f"PRAGMA user_version = {upto}")
+    conn.commit()
+    conn.close()
+    store = Store(path)
+    check = sqlite3.connect(path)
+    assert [r[0] for r in check.execute("SELECT upto FROM request_log_batches ORDER BY id")] == [
+        2,
+        5,
+    ]
+    check.close()
+    store.append_requests([(3.0, "dev", "GET", "/c", 200, 1.0)], 4)
+    assert [r["path"] for r in store.request_log()] == ["/b", "/b", "/b", "/c"]

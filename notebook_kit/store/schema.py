@@ -76,6 +76,16 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE request_log_batches (
         id INTEGER PRIMARY KEY AUTOINCREMENT, entries INTEGER NOT NULL, rows TEXT NOT NULL);
     """,
+    # Each batch carries ``upto``, the running count of entries logged up to and including
+    # it, so trimming to the newest N is an index range (upto <= total - N) instead of a
+    # window sum over every kept batch: a flush costs the same whatever the log's size.
+    """
+    ALTER TABLE request_log_batches ADD COLUMN upto INTEGER NOT NULL DEFAULT 0;
+    UPDATE request_log_batches SET upto = (
+        SELECT SUM(older.entries) FROM request_log_batches AS older
+        WHERE older.id <= request_log_batches.id);
+    CREATE INDEX request_log_batches_by_upto ON request_log_batches (upto);
+    """,
 )
 
 
