@@ -119,10 +119,15 @@ def import_(ctx: click.Context, file: str, replace: bool) -> None:
 @click.argument("app")
 @click.option("--repo", required=True, type=click.Path(file_okay=False))
 @click.option("--message", required=True)
+@click.option(
+    "--author",
+    default=None,
+    help="'Name <email>' (default: user.name/user.email from git config).",
+)
 @click.pass_context
-def commit(ctx: click.Context, app: str, repo: str, message: str) -> None:
-    """Commit APP to a git repository (created when missing)."""
-    sha = workspace_of(ctx).commit(app, repo, message)
+def commit(ctx: click.Context, app: str, repo: str, message: str, author: str | None) -> None:
+    """Commit APP's files (only those) to a git repository (created when missing)."""
+    sha = workspace_of(ctx).commit(app, repo, message, author=author)
     click.echo(f"committed {app} to {repo} as {sha[:12]}")
 
 
