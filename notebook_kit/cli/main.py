@@ -78,13 +78,20 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     from ..runtime.server import serve as run_server
 
     ws = workspace_of(ctx)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    click.echo(
+    banner = (
         f"notebook-kit serving {ws.home} at http://{host}:{port} "
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
     )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    # The line is printed once the port is listening, so it never precedes a failure.
+    run_server(
+        partial(_app_for_home, str(ws.home)), host, port, workers, on_ready=partial(_say, banner)
+    )
+
+
+def _say(line: str) -> None:
+    click.echo(line)
     sys.stdout.flush()
-    run_server(partial(_app_for_home, str(ws.home)), host, port, workers)
 
 
 def _app_for_home(home: str) -> Any:
