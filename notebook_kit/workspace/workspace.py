@@ -273,12 +273,13 @@ class Workspace:
         return self._publisher.live(Stage.parse(stage))
 
     def deployed_state(self, definition: Definition, stage: Stage | str) -> str:
-        """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
+        """'deployed', 'changed' (saved differs from live), 'not deployed' or
+        'live as OLD_ID' (renamed since the deploy)."""
         return self._publisher.deployed_state(definition, Stage.parse(stage))
 
     def listing(self, app: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
-        """Definitions as rows: their summary, the state on each stage ('deployed',
-        'changed' or 'not deployed') and when they were last saved."""
+        """Definitions as rows: their summary, the state on each stage (as
+        ``deployed_state``) and when they were last saved."""
         return self._publisher.listing(self.definitions(app, label))
 
     def resources(self) -> dict[str, dict[str, Any]]:
