@@ -11,7 +11,9 @@ the others print fixed markers so the comparison means something.
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -47,6 +49,9 @@ def write(name: str, cells: list[Cell], run: bool = True) -> Path:
 
 
 def main(argv: list[str]) -> None:
+    # The quickstart keeps its workspace (NOTEBOOK_KIT_HOME, else a folder beside it):
+    # here it gets a fresh temporary one, so the stored outputs are those of a first run.
+    os.environ["NOTEBOOK_KIT_HOME"] = tempfile.mkdtemp(prefix="notebook-kit-build-")
     wanted = {
         "01-quickstart.ipynb": QUICKSTART,
         "02-build-an-api.ipynb": BUILD,

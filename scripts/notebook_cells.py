@@ -51,6 +51,34 @@ shutil.rmtree(home)
 print("server running:", server.running)
 """)
 
+# The quickstart keeps its work: the studio it shows at the end must go on working after
+# "Run all", and a newcomer's first definitions should not vanish with a temp folder.
+QUICK_START = code("""
+# NBVAL_IGNORE_OUTPUT
+# (where the workspace is depends on your machine)
+import os
+from pathlib import Path
+
+import httpx
+
+import notebook_kit
+from notebook_kit import Workspace
+
+# Your work lives in one folder: $NOTEBOOK_KIT_HOME if set, else notebook_kit_workspace/
+# beside this notebook. It is kept between sessions; copy the folder to back it up.
+home = Path(os.environ.get("NOTEBOOK_KIT_HOME", "notebook_kit_workspace")).resolve()
+ws = Workspace(home)
+print("your work lives in", ws.home)
+""")
+
+QUICK_STOP = code("""
+# Optional: stop the server. The workspace stays, so the studio above keeps working
+# (its Test runs in this kernel); only the URLs stop answering until ws.serve() again.
+http.close()
+server.stop()
+print("server running:", server.running)
+""")
+
 QUICKSTART = [
     md("""
 # notebook_kit quickstart
@@ -64,8 +92,15 @@ Define, test and publish small REST APIs from this notebook. In five minutes you
 5. open the **studio**, the point-and-click editor.
 
 Run the cells from top to bottom (Run → Run All Cells).
+
+## Your workspace
+
+Everything you make is kept in one folder, the **workspace**: `notebook_kit_workspace/`
+beside this notebook (or the folder named by the environment variable `NOTEBOOK_KIT_HOME`).
+It survives restarts; to keep or back it up, copy the folder (or `notebook-kit export`
+an application to a file); the next cell prints where it is.
 """),
-    START,
+    QUICK_START,
     md("""
 ## Start the server
 
@@ -165,8 +200,15 @@ notebook_kit.studio(ws)
         if hasattr(notebook_kit, "studio")  # part of the package once the studio landed
         else []
     ),
-    md("When you are done, stop the server (the workspace folder was temporary):"),
-    STOP,
+    md("""
+## Optional: clean up
+
+Nothing here needs cleaning up: the workspace folder holds your work and the server stops
+with the kernel. The next cell only stops the server; the studio above keeps its
+workspace. To delete everything, shut down the kernel and remove the folder by hand
+(e.g. `rm -r notebook_kit_workspace`).
+"""),
+    QUICK_STOP,
 ]
 
 

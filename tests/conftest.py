@@ -75,13 +75,19 @@ def free_port() -> int:
 
 
 def run_cli(
-    *args: str, home: Path, check: bool = False, input: str | None = None
+    *args: str,
+    home: Path,
+    check: bool = False,
+    input: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real ``notebook-kit`` command in a separate process."""
-    env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
+    """Run the real ``notebook-kit`` command in a separate process (``env`` adds to
+    the environment; ``cwd`` is its working directory)."""
     result = subprocess.run(
         [sys.executable, "-m", "notebook_kit", *args],
-        env=env,
+        env={**os.environ, "NOTEBOOK_KIT_HOME": str(home), **(env or {})},
+        cwd=cwd,
         capture_output=True,
         text=True,
         input=input,

@@ -259,9 +259,26 @@ def test_list_filters_by_app_and_label(home: Path) -> None:
 
 
 def test_list_prints_a_table_for_people(home: Path) -> None:
+    Workspace(home).deploy("shop", "dev")
     lines = ok(nk(home, "list", "--app", "shop")).splitlines()
-    assert lines[0].split() == ["APP", "ID", "METHOD", "RESOURCE", "LABEL", "REQUIRES_AUTH"]
+    header = ["APP", "ID", "METHOD", "RESOURCE", "LABEL", "REQUIRES_AUTH", "DEV", "PROD"]
+    assert lines[0].split() == header
     assert lines[1].split()[:4] == ["shop", "item", "GET", "items/{id}"]
+    assert lines[1].split()[-3:] == ["deployed", "not", "deployed"]  # DEV, PROD as --json
+
+
+def test_list_says_what_is_live_after_a_rename(home: Path) -> None:
+    Workspace(home).deploy("shop", "dev")
+    ok(nk(home, "edit", "shop", "item", "--new-id", "item2"))
+    rows = json.loads(ok(nk(home, "list", "--app", "shop", "--json")))
+    assert [(r["id"], r["dev"], r["prod"]) for r in rows] == [
+        ("item2", "live as item", "not deployed")
+    ]
+    assert (
+        ok(nk(home, "list", "--app", "shop")).splitlines()[1].endswith("live as item  not deployed")
+    )
+    ok(nk(home, "deploy", "shop", "--stage", "dev"))
+    assert json.loads(ok(nk(home, "list", "--app", "shop", "--json")))[0]["dev"] == "deployed"
 
 
 # -- deploy, undeploy, rollback, deployments, resources --------------------------------
@@ -448,7 +465,7 @@ ERRORS: list[tuple[str, list[str], int, str]] = [
         "bad constant",
         ["edit", "shop", "item", "--const", "N:Integer=ten"],
         1,
-        "constant N: 'ten' is not a Integer",
+        "constant N: 'ten' is not an Integer",
     ),
     ("edit unknown", ["edit", "shop", "nope", "--label", "x"], 1, "no definition 'nope'"),
     ("delete unknown", ["delete", "shop", "nope"], 1, "no definition 'nope'"),

@@ -102,7 +102,10 @@ def test_import_existing_application_refused_without_replace(
     sample_workspace: Workspace, exported: Path
 ) -> None:
     before = dump(sample_workspace)
-    with pytest.raises(ConflictError, match="'restapi_sample' already exists; import with replace"):
+    with pytest.raises(
+        ConflictError,
+        match=r"'restapi_sample' already exists; .*import with replace=True \(CLI: --replace\)",
+    ):
         sample_workspace.import_application(exported)
     assert dump(sample_workspace) == before
 
@@ -203,7 +206,7 @@ IMPORT_REFUSALS: list[tuple[str, Change, type[Exception], str]] = [
         "bad constant inside",
         _set(("definitions", 0, "constants"), [{"name": "N", "type": "Integer", "value": "x"}]),
         FormatError,
-        "constant N: 'x' is not a Integer",
+        "constant N: 'x' is not an Integer",
     ),
     (
         "constants malformed",

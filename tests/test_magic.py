@@ -112,3 +112,12 @@ def test_magic_test_shows_traceback_of_failing_action(
     out = capsys.readouterr().out
     assert out.splitlines()[1].startswith("500 ")
     assert "KeyError: 'gone'" in out
+
+
+def test_compile_error_names_its_line_once(
+    shell: InteractiveShell, sample_workspace: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "demo x --method GET --resource a --ws ws", "x = 1\nif x\n    pass\n")
+    err = capsys.readouterr().err
+    assert err.startswith("%%notebook_kit: action line 2: ")
+    assert err.count("line 2") == 1, err

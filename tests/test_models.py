@@ -217,7 +217,7 @@ def test_constant_accepted_when_value_fits_type(type_: str, value: Any, expected
     ],
 )
 def test_constant_refused_when_value_breaks_type(type_: str, value: Any) -> None:
-    with pytest.raises(ValidationError, match=f"constant C: .* is not a {type_}"):
+    with pytest.raises(ValidationError, match=f"constant C: .* is not an? {type_}"):
         Constant("C", type_, value)
 
 
@@ -262,8 +262,8 @@ def test_constant_from_text_reads_value_per_type(
         ("NAME=1", "must be written NAME:TYPE=VALUE"),
         ("NAME:String", "must be written NAME:TYPE=VALUE"),
         ("NAME", "must be written NAME:TYPE=VALUE"),
-        ("N:Integer=ten", "'ten' is not a Integer"),
-        ("N:Integer=1.5", "is not a Integer"),
+        ("N:Integer=ten", "'ten' is not an Integer"),
+        ("N:Integer=1.5", "is not an Integer"),
         ("B:Boolean=yes", "'yes' is not a Boolean"),
         ("J:JSON={bad", "is not a JSON"),
         ("D:Decimal=one", "is not a Decimal"),

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +58,9 @@ def test_notebooks_reproduce_outputs_under_nbval(tmp_path: Path) -> None:
         text=True,
         timeout=300,
         cwd=tmp_path,
+        # the quickstart keeps its workspace in NOTEBOOK_KIT_HOME: a fresh one, as for a
+        # first run (otherwise notebooks/notebook_kit_workspace/ would be made and reused)
+        env={**os.environ, "NOTEBOOK_KIT_HOME": str(tmp_path / "quickstart-home")},
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     code_cells = sum(
@@ -65,3 +70,28 @@ def test_notebooks_reproduce_outputs_under_nbval(tmp_path: Path) -> None:
         if c["cell_type"] == "code"
     )
     assert f"{code_cells} passed" in result.stdout
+
+
+@pytest.mark.slow
+def test_quickstart_run_all_keeps_the_workspace_the_studio_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Run all" twice, as a newcomer would: the workspace is the folder beside the
+    notebook, still there and usable after the last (optional clean-up) cell."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.delenv("NOTEBOOK_KIT_HOME", raising=False)
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    shutil.copy(NOTEBOOKS / "01-quickstart.ipynb", folder)
+    check = "print(len(ws.definitions('restapi_sample')), ws.home)"
+    for _ in range(2):
+        nb = nbformat.read(folder / "01-quickstart.ipynb", as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(check))  # what the studio reads, after all
+        NotebookClient(nb, timeout=120, kernel_name="python3").execute(cwd=str(folder))
+        outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+        assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
+        home = folder / "notebook_kit_workspace"
+        assert nb.cells[-1].outputs[0].text.split() == ["4", str(home)]
+        assert (home / "workspace.sqlite3").is_file()

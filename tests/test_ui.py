@@ -116,7 +116,7 @@ def test_form_refuses_bad_constant_next_to_constants(
     studio.form.save.click()
 
     assert saved_ids(sample_workspace) == []
-    assert "is not a Integer" in studio.form.errors["constants"].value
+    assert "is not an Integer" in studio.form.errors["constants"].value
 
 
 def test_form_saves_constants_rows_and_drops_removed_ones(

@@ -162,4 +162,4 @@ def list_(ctx: click.Context, app: str | None, label: str | None, as_json: bool)
     if as_json:
         echo_json([{k: v for k, v in row.items() if k != "updated_at"} for row in rows])
         return
-    echo_table(rows, ["app", "id", "method", "resource", "label", "requires_auth"])
+    echo_table(rows, ["app", "id", "method", "resource", "label", "requires_auth", "dev", "prod"])

@@ -78,13 +78,20 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     from ..runtime.server import serve as run_server
 
     ws = workspace_of(ctx)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    click.echo(
+    banner = (
         f"notebook-kit serving {ws.home} at http://{host}:{port} "
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
     )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    # The line is printed once the port is listening, so it never precedes a failure.
+    run_server(
+        partial(_app_for_home, str(ws.home)), host, port, workers, on_ready=partial(_say, banner)
+    )
+
+
+def _say(line: str) -> None:
+    click.echo(line)
     sys.stdout.flush()
-    run_server(partial(_app_for_home, str(ws.home)), host, port, workers)
 
 
 def _app_for_home(home: str) -> Any:
@@ -119,10 +126,15 @@ def import_(ctx: click.Context, file: str, replace: bool) -> None:
 @click.argument("app")
 @click.option("--repo", required=True, type=click.Path(file_okay=False))
 @click.option("--message", required=True)
+@click.option(
+    "--author",
+    default=None,
+    help="'Name <email>' (default: user.name/user.email from git config).",
+)
 @click.pass_context
-def commit(ctx: click.Context, app: str, repo: str, message: str) -> None:
-    """Commit APP to a git repository (created when missing)."""
-    sha = workspace_of(ctx).commit(app, repo, message)
+def commit(ctx: click.Context, app: str, repo: str, message: str, author: str | None) -> None:
+    """Commit APP's files (only those) to a git repository (created when missing)."""
+    sha = workspace_of(ctx).commit(app, repo, message, author=author)
     click.echo(f"committed {app} to {repo} as {sha[:12]}")
 
 

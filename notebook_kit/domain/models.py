@@ -122,8 +122,13 @@ def endpoint_url(base_url: str, stage: Stage | str, app: str, resource: str) -> 
     return f"{base_url.rstrip('/')}/{Stage.parse(stage)}/{app}/{resource}"
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: 'a String', 'an Integer'."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def _check_constant_value(name: str, type_: str, value: Any) -> Any:
-    bad = ValidationError(f"constant {name}: {value!r} is not a {type_}", field="constants")
+    bad = ValidationError(f"constant {name}: {value!r} is not {_a(type_)}", field="constants")
     if type_ == "String":
         if not isinstance(value, str):
             raise bad
@@ -206,7 +211,7 @@ class Constant:
                 value = json.loads(text)
         except ValueError:
             raise ValidationError(
-                f"constant {name}: {text!r} is not a {type_}", field="constants"
+                f"constant {name}: {text!r} is not {_a(type_)}", field="constants"
             ) from None
         return cls(name, type_, value)
 

@@ -128,10 +128,8 @@ def notebook_kit_magic(line: str, cell: str) -> None:
         print(run_magic(line, cell, shell.user_ns if shell is not None else None))
     except _UsageError as exc:
         print(f"%%notebook_kit: {exc}", file=sys.stderr)
-    except NotebookKitError as exc:
-        line_number = getattr(exc, "line", None)
-        where = f" (line {line_number})" if line_number else ""
-        print(f"%%notebook_kit: {exc}{where}", file=sys.stderr)
+    except NotebookKitError as exc:  # a compile error's message names its line already
+        print(f"%%notebook_kit: {exc}", file=sys.stderr)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -37,7 +37,7 @@ from ..store.request_log import action_counters
 from .answers import CORS, Answer, message
 from .file_links import answer_file_link
 from .live import LiveState, LogEntry, StageTable
-from .responses import ActionAnswer, UntypedActionAnswer
+from .responses import ActionAnswer, RuntimeAnswer, UntypedActionAnswer
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -66,7 +66,7 @@ def _runtime_answer(
 ) -> HTTPResponse:
     """An answer the runtime makes itself (see ``answers.message``)."""
     answer = message(status, text, headers, extra)
-    return HTTPResponse(answer.body, status, answer.headers, answer.content_type)
+    return RuntimeAnswer(answer.body, status, answer.headers, answer.content_type)
 
 
 class Runtime:
@@ -273,7 +273,7 @@ class Runtime:
         application, deployment_id, definitions = stage.published[app]
         base_url = f"{request.scheme}://{request.host}"
         document = build_document(application, stage.name, definitions, base_url, deployment_id)
-        return HTTPResponse(json.dumps(document, indent=2), 200, dict(CORS), "application/json")
+        return RuntimeAnswer(json.dumps(document, indent=2), 200, dict(CORS), "application/json")
 
     async def _files(self, request: Request) -> HTTPResponse:
         """``/_files/{path}?...``: a presigned link (see file_links.py), answered off the
@@ -291,7 +291,7 @@ class Runtime:
             request.body,
             request.headers.get("content-type"),
         )
-        return HTTPResponse(answer.body, answer.status, answer.headers, answer.content_type)
+        return RuntimeAnswer(answer.body, answer.status, answer.headers, answer.content_type)
 
 
 def _serving_request() -> Request | None:

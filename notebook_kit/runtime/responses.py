@@ -18,7 +18,13 @@ from typing import Any
 from sanic.response import HTTPResponse
 from sanic.response.types import BaseHTTPResponse
 
-__all__ = ["RESPONSE_SLOTS", "ActionAnswer", "UntypedActionAnswer", "answer_classes"]
+__all__ = [
+    "RESPONSE_SLOTS",
+    "ActionAnswer",
+    "RuntimeAnswer",
+    "UntypedActionAnswer",
+    "answer_classes",
+]
 
 #: The slots the fast answer sets: all of ``BaseHTTPResponse``'s in the Sanic it was built for.
 RESPONSE_SLOTS = frozenset(
@@ -26,7 +32,23 @@ RESPONSE_SLOTS = frozenset(
 )
 
 
-class _FastAnswer(HTTPResponse):
+class RuntimeAnswer(HTTPResponse):
+    """Any answer of the runtime. Sanic sets an empty ``alt-svc`` header on every HTTP/1
+    response and relies on its TouchUp to delete that line at start-up; where TouchUp is
+    off (a notebook kernel, ``create_app(touchup=False)``) the empty header would be sent,
+    so it is dropped here (one lookup a response)."""
+
+    __slots__ = ()
+
+    @property
+    def processed_headers(self) -> Any:
+        headers = self.headers
+        if "alt-svc" in headers and not headers["alt-svc"]:
+            del headers["alt-svc"]
+        return super().processed_headers
+
+
+class _FastAnswer(RuntimeAnswer):
     """An action's answer, made without Sanic's header copies."""
 
     __slots__ = ()
@@ -51,6 +73,8 @@ def _untyped(base: type[HTTPResponse]) -> type[HTTPResponse]:
 
         @property
         def processed_headers(self) -> Any:
+            if "alt-svc" in self.headers and not self.headers["alt-svc"]:
+                del self.headers["alt-svc"]  # as ``RuntimeAnswer`` does
             clean = self._sanitize_header_value  # strips CR/LF: no header injection
             return (
                 (clean(name).encode("ascii"), clean(f"{value}").encode(errors="surrogateescape"))
@@ -65,7 +89,7 @@ def answer_classes(
 ) -> tuple[type[HTTPResponse], type[HTTPResponse]]:
     """(answer with a content type, answer without) for a Sanic whose base response has
     ``slots``: the fast pair when they are the ones known here, else Sanic's own."""
-    base: type[HTTPResponse] = _FastAnswer if set(slots) == RESPONSE_SLOTS else HTTPResponse
+    base: type[HTTPResponse] = _FastAnswer if set(slots) == RESPONSE_SLOTS else RuntimeAnswer
     return base, _untyped(base)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import http.client
 import signal
 import socket
@@ -42,6 +43,7 @@ __all__ = [
     "BackgroundServer",
     "ServerHandle",
     "ServerProcess",
+    "check_address",
     "replace_server",
     "running_servers",
     "serve",
@@ -49,16 +51,28 @@ __all__ = [
 
 
 def serve(
-    app_factory: Callable[[], Sanic], host: str = "127.0.0.1", port: int = 8000, workers: int = 1
+    app_factory: Callable[[], Sanic],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    on_ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve in the foreground until interrupted. ``app_factory`` builds the app in each
     worker (a picklable callable: workers are processes of their own, each reading the
-    workspace store, so deploys from anywhere reach every worker)."""
+    workspace store, so deploys from anywhere reach every worker). ``on_ready`` runs once,
+    in this process, when the port is listening. Raises ServerError when HOST:PORT cannot
+    be served (checked before Sanic starts)."""
     from sanic import Sanic
     from sanic.worker.loader import AppLoader
 
+    check_address(host, port)
     loader = AppLoader(factory=app_factory)
     app = loader.load()
+    if on_ready is not None:
+        # One worker: this process is the server. More: this process binds the listening
+        # socket before it starts the workers, then is "ready" (once, not per worker).
+        event = "after_server_start" if workers == 1 else "main_process_ready"
+        app.register_listener(lambda *_: on_ready(), event)
     app.prepare(
         host=host,
         port=port,
@@ -73,14 +87,22 @@ def serve(
         Sanic.serve(primary=app, app_loader=loader)
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """A socket bound to ``port`` (0: a free one). Raises ServerError when it is taken."""
+def check_address(host: str, port: int) -> None:
+    """Raise ServerError (one line) unless HOST:PORT can be bound right now."""
+    _bind(host, port, busy=f"port {port} is already in use").close()
+
+
+def _bind(host: str, port: int, busy: str | None = None) -> socket.socket:
+    """A socket bound to ``port`` (0: a free one). Raises ServerError when it is taken
+    (with the message ``busy`` when given and the address is in use)."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
+        if busy and exc.errno == errno.EADDRINUSE:
+            raise ServerError(busy) from None
         raise ServerError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
     return sock
 

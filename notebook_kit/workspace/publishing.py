@@ -36,6 +36,20 @@ def same_content(a: Definition, b: Definition) -> bool:
     }
 
 
+def _former_self(d: Definition, orphans: list[Definition]) -> Definition | None:
+    """The live definition ``d`` was before a rename, if one of ``orphans`` (live under
+    IDs that are no longer saved) is it: same creation time, else same route."""
+    same_app = [o for o in orphans if o.app == d.app]
+    for match in (
+        lambda o: o.created_at == d.created_at,
+        lambda o: (o.method, o.resource) == (d.method, d.resource),
+    ):
+        found = [o for o in same_app if match(o)]
+        if found:
+            return found[0]
+    return None
+
+
 class Publisher:
     """Deploy, undeploy and roll back applications on the stages of one store.
 
@@ -146,7 +160,7 @@ class Publisher:
         raise NotFoundError(f"application {app!r} is not deployed to {stage}")
 
     def deployed_state(self, definition: Definition, stage: Stage) -> str:
-        """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
+        """One state of ``deployed_states``."""
         return self.deployed_states([definition])[definition.app, definition.id][stage]
 
     def listing(self, definitions: list[Definition]) -> list[dict[str, Any]]:
@@ -165,19 +179,23 @@ class Publisher:
     def deployed_states(
         self, definitions: list[Definition]
     ) -> dict[tuple[str, str], dict[Stage, str]]:
-        """The state of each definition on each stage, reading what is live once a stage."""
+        """The state of each definition on each stage, reading what is live once a stage:
+        'deployed', 'changed', 'not deployed', or 'live as OLD_ID' when the stage still
+        serves it under the ID it had before a rename (a live definition whose ID is no
+        longer saved, created at the same time or at the same method and resource)."""
         states: dict[tuple[str, str], dict[Stage, str]] = {(d.app, d.id): {} for d in definitions}
+        saved_ids = {(d.app, d.id) for d in self.store.list_definitions()}
         for stage in Stage:
             served = {(app, d.id): d for app, defs in self.live(stage).items() for d in defs}
+            renamed = [d for key, d in served.items() if key not in saved_ids]
             for d in definitions:
                 live = served.get((d.app, d.id))
-                states[d.app, d.id][stage] = (
-                    "not deployed"
-                    if live is None
-                    else "deployed"
-                    if same_content(live, d)
-                    else "changed"
-                )
+                if live is None:
+                    old = _former_self(d, renamed)
+                    state = "not deployed" if old is None else f"live as {old.id}"
+                else:
+                    state = "deployed" if same_content(live, d) else "changed"
+                states[d.app, d.id][stage] = state
         return states
 
     def is_live_as_saved(self, app: str, stage: Stage) -> bool:

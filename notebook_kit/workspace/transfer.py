@@ -43,8 +43,8 @@ def import_document(store: Store, document: Any, replace: bool) -> Application:
         if store.get_application(app.id):
             if not replace:
                 raise ConflictError(
-                    f"application {app.id!r} already exists; import with "
-                    "replace to overwrite its definitions"
+                    f"application {app.id!r} already exists; to overwrite its definitions, "
+                    "import with replace=True (CLI: --replace)"
                 )
             for old in store.list_definitions(app.id):
                 store.delete_definition(app.id, old.id)

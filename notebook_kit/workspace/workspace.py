@@ -41,10 +41,8 @@ _UNSET: Any = object()
 
 class Workspace:
     """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
-    ``~/.notebook_kit``; the directory is created owner-only on first use.
-
-    The deploy rules live in ``publishing.Publisher``, what actions reach in
-    ``builtins``; this class is the one facade over them."""
+    ``~/.notebook_kit`` (created owner-only on first use). The deploy rules live in
+    ``publishing.Publisher``, what actions reach in ``builtins``; this is the facade."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
@@ -275,12 +273,13 @@ class Workspace:
         return self._publisher.live(Stage.parse(stage))
 
     def deployed_state(self, definition: Definition, stage: Stage | str) -> str:
-        """'deployed', 'changed' (saved differs from live) or 'not deployed'."""
+        """'deployed', 'changed' (saved differs from live), 'not deployed' or
+        'live as OLD_ID' (renamed since the deploy)."""
         return self._publisher.deployed_state(definition, Stage.parse(stage))
 
     def listing(self, app: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
-        """Definitions as rows: their summary, the state on each stage ('deployed',
-        'changed' or 'not deployed') and when they were last saved."""
+        """Definitions as rows: their summary, the state on each stage (as
+        ``deployed_state``) and when they were last saved."""
         return self._publisher.listing(self.definitions(app, label))
 
     def resources(self) -> dict[str, dict[str, Any]]:
@@ -332,13 +331,14 @@ class Workspace:
             document = exchange.read_document(os.fspath(source))
         return import_document(self.store, document, replace)
 
-    def commit(self, app: str, repo: str | os.PathLike[str], message: str) -> str:
-        """Commit the application's files to a git repository; returns the commit id."""
-        from .commit import commit_application
+    def commit(
+        self, app: str, repo: str | os.PathLike[str], message: str, author: str | None = None
+    ) -> str:
+        """Commit only the application's files to a git repository; returns the commit id.
+        ``author``: ``Name <email>``, by default git config's user (see ``commit.py``)."""
+        from .commit import commit_application as save
 
-        return commit_application(
-            os.fspath(repo), self.application(app), self.store.list_definitions(app), message
-        )
+        return save(os.fspath(repo), self.application(app), self.definitions(app), message, author)
 
     # -- the sample --------------------------------------------------------------------
 

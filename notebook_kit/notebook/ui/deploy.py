@@ -181,7 +181,7 @@ class DeployPanel(widgets.VBox):
         live = [
             s
             for s in Stage
-            if d is not None and self.workspace.deployed_state(d, s) != "not deployed"
+            if d is not None and self.workspace.deployed_state(d, s) in ("deployed", "changed")
         ]
         if d is None or not live:
             self.links.layout.display = "none"

@@ -14,6 +14,13 @@ from ...workspace.workspace import Workspace
 __all__ = ["DefinitionTable"]
 
 _STATE_COLOURS = {"deployed": "#1a7f37", "changed": "#9a6700", "not deployed": "#6e7781"}
+
+
+def _colour(state: str) -> str:
+    """'live as OLD_ID' (live, but not under this ID) is coloured like 'changed'."""
+    return _STATE_COLOURS.get(state, _STATE_COLOURS["changed"])
+
+
 _CELL = "padding:2px 10px;text-align:left;border-bottom:1px solid #d0d7de"
 
 
@@ -77,7 +84,7 @@ class DefinitionTable(widgets.VBox):
             cells = [d.method, d.resource, d.label, d.id, "key" if d.requires_auth else "open"]
             tds = "".join(f'<td style="{_CELL}">{html.escape(c)}</td>' for c in cells)
             tds += "".join(
-                f'<td class="nk-state-{stage}" style="{_CELL};color:{_STATE_COLOURS[s]}">{s}</td>'
+                f'<td class="nk-state-{stage}" style="{_CELL};color:{_colour(s)}">{s}</td>'
                 for stage, s in zip(Stage, states, strict=True)
             )
             body.append(f'<tr data-api-id="{html.escape(d.id)}">{tds}</tr>')
