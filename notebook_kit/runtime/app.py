@@ -36,6 +36,7 @@ from ..domain.routing import RouteTable
 from ..store.request_log import action_counters
 from .answers import CORS, Answer, message
 from .file_links import answer_file_link
+from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
 from .responses import ActionAnswer, UntypedActionAnswer
 
@@ -56,6 +57,13 @@ def _has_key(request: Request, key: bytes) -> bool:
     constant time."""
     given = request.headers.get("x-api-key")
     return given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"), key)
+
+
+def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
+    """The ``Retry-After`` of a call past its stage's rate limit, or "" when it may go.
+    The caller is the x-api-key it presents, else its IP address."""
+    wait = limiter.wait(request.headers.get("x-api-key") or request.ip, now)
+    return retry_after(wait) if wait else ""
 
 
 def _runtime_answer(
@@ -82,6 +90,7 @@ class Runtime:
         self._environment = ActionEnvironment(self.context)
         self._compiled: dict[tuple[int, str], CompiledAction] = {}
         self._pending_log: list[LogEntry] = []
+        self._limiters: dict[str, RateLimiter | None] = {}  # kept across reloads
         self.live = self._build(self.store.generation())
 
     # -- building and swapping the live tables -----------------------------------------
@@ -127,6 +136,10 @@ class Runtime:
                 served[2].append(definition)
         self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
         keys = store.api_keys()
+        burst = settings["rate_limit_burst"]
+        for s in Stage:
+            rate = settings[f"rate_limit_{s}"]
+            self._limiters[s] = limiter_for(rate, burst, self._limiters.get(s))
         stages = {
             str(s): StageTable(
                 str(s),
@@ -134,6 +147,7 @@ class Runtime:
                 keys[s].encode(),
                 s is Stage.DEV,
                 published[str(s)],
+                limiter=self._limiters[s],
             )
             for s in Stage
         }
@@ -214,6 +228,8 @@ class Runtime:
             elif (action := match.endpoint) is None:
                 allow = {"Allow": ", ".join(match.allowed)}
                 response = _runtime_answer(405, "Method Not Allowed", allow)
+            elif stage.limiter is not None and (wait := _limited(stage.limiter, request, started)):
+                response = _runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = _runtime_answer(403, "Forbidden")
             else:
