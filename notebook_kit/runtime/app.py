@@ -52,11 +52,13 @@ _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 
 
-def _has_key(request: Request, key: bytes) -> bool:
+def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> bool:
     """Whether the request's x-api-key (header name in any case) is ``key``, compared in
-    constant time."""
+    constant time. ``compare_digest`` is bound here, and ``handle`` binds this function,
+    when the module loads: an action that replaces ``hmac.compare_digest`` or this
+    module's ``_has_key`` does not change the check (see docs/trust-model.md)."""
     given = request.headers.get("x-api-key")
-    return given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"), key)
+    return given is not None and _same(given.encode("utf-8", "surrogateescape"), key)
 
 
 def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
@@ -202,11 +204,15 @@ class Runtime:
 
     # -- the request path ---------------------------------------------------------------
 
-    async def handle(self, request: Request, rest: str = "") -> HTTPResponse:
+    async def handle(
+        self, request: Request, rest: str = "", _has_key: Any = _has_key
+    ) -> HTTPResponse:
         """Every request. The deployed-API path is written out here, in one function,
         because it runs for every call: it adds as little as it can to Sanic's own work.
         (``rest`` is the catch-all route's parameter, named so Sanic's call binds it
-        without building a dict of keyword arguments; the path is read from ``request``.)"""
+        without building a dict of keyword arguments; the path is read from ``request``.
+        ``_has_key`` is the key check bound when the class is made: patching the module's
+        name from an action does not reach it.)"""
         started = time.perf_counter()
         live = self.live  # one read: this request sees one consistent state
         path = request.path
