@@ -66,3 +66,30 @@ def test_action_patching_the_key_check_does_not_open_other_definitions(
         assert client.get(secured, headers={"x-api-key": "wrong"}).status_code == 403
         key = sample_workspace.keys()["dev"]
         assert client.get(secured, headers={"x-api-key": key}).status_code == 200
+
+
+# -- (b) db cannot ATTACH the store ------------------------------------------------------------
+
+
+def test_db_refuses_attach_of_files_and_extension_loading(workspace: Workspace) -> None:
+    from notebook_kit.errors import BuiltinError
+
+    db = workspace.database
+    store = workspace.home / "workspace.sqlite3"
+    assert store.exists()
+    refused = [
+        (f"ATTACH '{store}' AS s", ()),
+        ("ATTACH ? AS s", [str(store)]),
+        (f"ATTACH 'file:{store}?mode=ro' AS s", ()),
+        ("ATTACH 'elsewhere.sqlite3' AS s", ()),
+        ("SELECT load_extension('x')", ()),
+        ("PRAGMA writable_schema = ON", ()),
+        ("PRAGMA trusted_schema = ON", ()),
+    ]
+    for sql, params in refused:
+        with pytest.raises(BuiltinError, match="not authorized"):
+            db.execute(sql, params)
+    db.execute("ATTACH ':memory:' AS scratch")  # a scratch database is fine
+    db.execute("CREATE TABLE scratch.t (x)")
+    assert db.query("PRAGMA journal_mode") == [{"journal_mode": "wal"}]
+    assert db.query("SELECT abs(-2) AS a") == [{"a": 2}]
