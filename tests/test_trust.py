@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
+from polling import wait_until
 
+from notebook_kit.errors import BuiltinError
 from notebook_kit.runtime.server import BackgroundServer
 from notebook_kit.workspace.workspace import Workspace
 
@@ -72,7 +74,6 @@ def test_action_patching_the_key_check_does_not_open_other_definitions(
 
 
 def test_db_refuses_attach_of_files_and_extension_loading(workspace: Workspace) -> None:
-    from notebook_kit.errors import BuiltinError
 
     db = workspace.database
     store = workspace.home / "workspace.sqlite3"
@@ -93,3 +94,40 @@ def test_db_refuses_attach_of_files_and_extension_loading(workspace: Workspace) 
     db.execute("CREATE TABLE scratch.t (x)")
     assert db.query("PRAGMA journal_mode") == [{"journal_mode": "wal"}]
     assert db.query("SELECT abs(-2) AS a") == [{"a": 2}]
+
+
+# -- (c) files_root may not hold the store -----------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [".", "{home}", "{parent}", "files/.."])
+def test_files_root_holding_the_store_is_refused_when_set(workspace: Workspace, value: str) -> None:
+    from notebook_kit.errors import ValidationError
+
+    text = value.format(home=workspace.home, parent=workspace.home.parent)
+    with pytest.raises(ValidationError, match="holds the workspace directory"):
+        workspace.set_setting("files_root", text)
+    workspace.set_setting("files_root", "files/inside")  # below home is fine
+    workspace.set_setting("files_root", str(workspace.home.parent / "elsewhere"))
+
+
+def test_presigned_link_never_serves_the_store_even_from_the_environment(
+    sample_workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fn = sample_workspace.action_env()["fn"]
+    fn.putFile("workspace.sqlite3", {"content": "a decoy in the default root"})
+    deploy(sample_workspace, {"link": 'res.body = fn.getPresignedUrl("workspace.sqlite3")'})
+    with BackgroundServer(sample_workspace) as server, httpx.Client(timeout=5) as client:
+        link = client.get(server.endpoint("dev", APP, "link")).text
+        assert client.get(link).text == "a decoy in the default root"
+        # set through the environment, the setting skips set_setting: refused at use
+        monkeypatch.setenv("NOTEBOOK_KIT_FILES_ROOT", str(sample_workspace.home))
+        sample_workspace.set_setting("http_timeout", "9")  # any change: the server reloads
+        wait_until(lambda: client.get(link).status_code == 400)
+        answer = client.get(link)
+        assert b"SQLite format" not in answer.content
+        assert "holds the workspace directory" in answer.json()["message"]
+        failed = client.get(server.endpoint("dev", APP, "link"))
+        assert failed.status_code == 500
+        assert "holds the workspace directory" in failed.json()["error"]
+    with pytest.raises(BuiltinError, match="holds the workspace directory"):
+        fn.getFile("workspace.sqlite3")

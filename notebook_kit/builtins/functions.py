@@ -141,9 +141,9 @@ class Functions:
 
     def _file_storage(self) -> LocalFileStorage:
         context = self._need_context("the file storage")
-        root = resolve_root(context.home, context.setting("files_root"))
-        if self._files is None or self._files.root != root:
-            with _as_builtin_error("file storage"):
+        with _as_builtin_error("file storage"):
+            root = resolve_root(context.home, context.setting("files_root"))
+            if self._files is None or self._files.root != root:
                 self._files = LocalFileStorage(root)
         return self._files
 

@@ -35,6 +35,7 @@ __all__ = [
     "FileStorage",
     "LocalFileStorage",
     "StoredFile",
+    "check_files_root",
     "check_path",
     "default_content_type",
     "is_text_type",
@@ -158,11 +159,28 @@ def default_content_type(path: str, content: str | bytes) -> str:
 
 def resolve_root(home: Path, configured: str | None) -> Path:
     """The storage folder: ``configured`` (relative to ``home`` if relative), else
-    ``home/files``."""
+    ``home/files``. Refuses (ValidationError) a folder holding the workspace directory."""
     if not configured:
         return home / "files"
     root = Path(configured).expanduser()
-    return root if root.is_absolute() else home / root
+    root = root if root.is_absolute() else home / root
+    check_files_root(home, str(root))
+    return root
+
+
+def check_files_root(home: Path, configured: str) -> None:
+    """Refuse a ``files_root`` that is the workspace directory or holds it: presigned
+    links and ``fn.getFile`` would then serve the store (API keys, the presign secret)."""
+    root = Path(configured).expanduser()
+    real_root = os.path.realpath(root if root.is_absolute() else home / root)
+    real_home = os.path.realpath(home)
+    if real_home == real_root or real_home.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise ValidationError(
+            f"files_root {configured!r} holds the workspace directory {str(home)!r} and "
+            "would serve its store (API keys, secrets): choose a folder outside it, or "
+            "one inside it such as <home>/files",
+            field="files_root",
+        )
 
 
 def _write_atomically(target: Path, data: bytes) -> Path:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
+from ..builtins.storage import check_files_root
 from ..domain import exchange, routing
 from ..domain.actions import CompiledAction, Invocation, check_sources, compile_action, test_request
 from ..domain.actions import invoke as run_invocation
@@ -41,10 +42,8 @@ _UNSET: Any = object()
 
 class Workspace:
     """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
-    ``~/.notebook_kit``; the directory is created owner-only on first use.
-
-    The deploy rules live in ``publishing.Publisher``, what actions reach in
-    ``builtins``; this class is the one facade over them."""
+    ``~/.notebook_kit`` (created owner-only). The deploy rules live in ``publishing``,
+    what actions reach in ``builtins``; this class is the one facade over them."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
@@ -79,6 +78,8 @@ class Workspace:
         setting = find_setting(name)
         if value is not None:
             parse_value(setting, value)
+            if name == "files_root":  # a root holding the store would serve its keys
+                check_files_root(self.home, value)
         with self.store.transaction():
             self.store.set_setting(name, value)
             self.store.bump_generation()
@@ -344,7 +345,7 @@ class Workspace:
 
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
-        stages. Running it again changes nothing that is already as the sample has it."""
+        stages; again, it changes nothing that is already as the sample has it."""
         from .sample import install_sample
 
         return install_sample(self, self._publisher)
@@ -382,8 +383,7 @@ class Workspace:
         return _frames().groups_frame(self.users().all_groups())
 
     def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
-        """The newest ``limit`` (default: all kept) requests any server of this workspace
-        answered: time, stage, method, path, status, duration in ms."""
+        """The newest ``limit`` (default: all kept) requests any server answered."""
         return _frames().request_log_frame(self.request_log(limit))
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
