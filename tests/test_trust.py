@@ -131,3 +131,24 @@ def test_presigned_link_never_serves_the_store_even_from_the_environment(
         assert "holds the workspace directory" in failed.json()["error"]
     with pytest.raises(BuiltinError, match="holds the workspace directory"):
         fn.getFile("workspace.sqlite3")
+
+
+# -- (f) everything in the workspace is owner-only ---------------------------------------------
+
+
+def test_workspace_files_and_folders_are_owner_only(sample_workspace: Workspace) -> None:
+    env = sample_workspace.action_env()
+    env["db"].execute("CREATE TABLE IF NOT EXISTS t (x)")
+    fn = env["fn"]
+    fn.putFile("deep/er/note.txt", {"content": "x"})
+    fn.notebook_kit.artifacts.print("<p>$who</p>", {"who": "me"})
+    found = list(sample_workspace.home.rglob("*"))
+    assert any(p.parent.name == "artifacts" for p in found)
+    assert any(p.name == "environment.sqlite3" for p in found)
+    assert any(p.name == "note.txt" for p in found)
+    loose = [
+        f"{oct(p.stat().st_mode & 0o777)} {p}"
+        for p in [sample_workspace.home, *found]
+        if p.stat().st_mode & 0o777 != (0o700 if p.is_dir() else 0o600)
+    ]
+    assert loose == []

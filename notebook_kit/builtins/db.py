@@ -18,6 +18,8 @@ pragmas: an action cannot reach the workspace store through ``db``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -120,6 +122,8 @@ def open_database(url: str | None, default_path: str | Path) -> Any:
     """``db`` for the ``database_url`` setting: the stdlib SQLite ``Database`` when unset
     (``default_path``) or ``sqlite:///<path>``, else a SQLAlchemy ``SqlDatabase``."""
     if not url:
+        with contextlib.suppress(OSError):  # made 0644 before the workspace was owner-only
+            os.chmod(default_path, 0o600)
         return Database(default_path)
     if url.startswith("sqlite:///") and "?" not in url and url != "sqlite:///:memory:":
         return Database(url.removeprefix("sqlite:///"))

@@ -197,12 +197,22 @@ def _write_atomically(target: Path, data: bytes) -> Path:
     return Path(name)
 
 
+def _private_dirs(folder: Path) -> None:
+    """Create ``folder`` and any missing parent owner-only (``mkdir(parents=True)`` gives
+    the parents it creates the default mode)."""
+    if folder.is_dir():
+        return
+    missing = [folder, *(p for p in folder.parents if not p.exists())]
+    for each in reversed(missing):
+        each.mkdir(mode=0o700, exist_ok=True)
+
+
 class LocalFileStorage:
     """Files in a local folder (created owner-only on first use)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_dirs(self.root)
         self._real_root = Path(os.path.realpath(self.root))
 
     def __repr__(self) -> str:
@@ -275,7 +285,7 @@ class LocalFileStorage:
         if not overwrite and target.exists():
             raise ConflictError(f"file {clean!r} already exists and overwrite is off")
         sidecar = self._sidecar(clean)
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_dirs(target.parent)
         sidecar.parent.mkdir(mode=0o700, exist_ok=True)
         meta = {**(metadata or {}), "contentType": content_type}
         content_tmp = _write_atomically(target, data)

@@ -14,6 +14,8 @@ as ``sqlite3.Row``, every error a ``StoreError``, and no write outside a transac
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -75,6 +77,9 @@ class ThreadConnections:
         return self.local.conn or self._open()
 
     def _open(self) -> sqlite3.Connection:
+        if str(self.path) != ":memory:":  # a new file is owner-only (its -wal, -shm too)
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
         conn = sqlite3.connect(
             self.path,
             isolation_level=None,
