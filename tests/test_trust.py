@@ -152,3 +152,49 @@ def test_workspace_files_and_folders_are_owner_only(sample_workspace: Workspace)
         if p.stat().st_mode & 0o777 != (0o700 if p.is_dir() else 0o600)
     ]
     assert loose == []
+
+
+# -- (a) nothing on fn hands out the store, the context or the settings ------------------------
+
+
+def _reachable(root: object, depth: int = 4) -> Iterator[tuple[str, object]]:
+    """Every object reachable from ``root`` by plain (non-dunder) attribute access."""
+    seen: set[int] = set()
+    todo: list[tuple[str, object, int]] = [("fn", root, 0)]
+    while todo:
+        path, obj, level = todo.pop()
+        if id(obj) in seen or level > depth:
+            continue
+        seen.add(id(obj))
+        yield path, obj
+        names = set(dir(obj))
+        names.update(getattr(obj, "__dict__", {}))
+        for name in sorted(n for n in names if not n.startswith("__")):
+            try:
+                value = getattr(obj, name)
+            except Exception:
+                continue
+            if not isinstance(value, (str, bytes, int, float, bool, type(None))):
+                todo.append((f"{path}.{name}", value, level + 1))
+
+
+def test_fn_exposes_no_store_context_or_settings(sample_workspace: Workspace) -> None:
+    import sqlite3
+
+    from notebook_kit.builtins.context import BuiltinContext
+    from notebook_kit.store.store import Store
+
+    fn = sample_workspace.action_env()["fn"]
+    fn.putFile("x.txt", {"content": "x"})  # the file storage is open
+    assert fn.getFile("x.txt")["content"] == "x"
+    forbidden = (Store, BuiltinContext, Workspace, sqlite3.Connection)
+    sample_workspace.set_setting("public_base_url", "http://example.invalid")
+    assert fn.getPresignedUrl("x.txt").startswith("http://example.invalid/")
+    leaks = []
+    for path, obj in _reachable(fn):
+        if isinstance(obj, forbidden):
+            leaks.append(path)
+        if isinstance(obj, dict) and ("presign_secret" in obj or "smtp_password" in obj):
+            leaks.append(path)
+    assert leaks == []
+    assert not [n for n in dir(fn) if "context" in n.lower() or n in ("_files", "_setting")]
