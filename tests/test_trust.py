@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -198,3 +199,52 @@ def test_fn_exposes_no_store_context_or_settings(sample_workspace: Workspace) ->
             leaks.append(path)
     assert leaks == []
     assert not [n for n in dir(fn) if "context" in n.lower() or n in ("_files", "_setting")]
+
+
+# -- (e) a symlink flipped during reads never lets a read escape the root ----------------------
+
+
+def test_file_reads_never_escape_the_root_while_a_symlink_flips(tmp_path: Path) -> None:
+    import os
+    import threading
+    import time
+
+    from notebook_kit.builtins.storage import LocalFileStorage
+    from notebook_kit.errors import NotebookKitError
+
+    root = tmp_path / "root"
+    storage = LocalFileStorage(root)
+    storage.write("inside.txt", b"inside", "text/plain")
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"OUTSIDE SECRET")
+    link = root / "flip"
+    stop = threading.Event()
+
+    def flip() -> None:
+        targets = [str(root / "inside.txt"), str(outside)]
+        n = 0
+        while not stop.is_set():
+            n += 1
+            spare = root / f".flip{n % 2}"
+            spare.unlink(missing_ok=True)
+            os.symlink(targets[n % 2], spare)
+            os.replace(spare, link)  # atomic: the link always exists
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    escaped = served = refused = 0
+    deadline = time.monotonic() + 1.0
+    try:
+        while time.monotonic() < deadline:
+            try:
+                data = storage.read("flip").data
+            except NotebookKitError:
+                refused += 1
+                continue
+            served += 1
+            escaped += data == b"OUTSIDE SECRET"
+    finally:
+        stop.set()
+        flipper.join()
+    assert escaped == 0
+    assert served > 0 and refused > 0  # both sides of the race were hit

@@ -21,6 +21,7 @@ import hashlib
 import json
 import mimetypes
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -259,13 +260,48 @@ class LocalFileStorage:
         return self._info(*self._locate(path))
 
     def read(self, path: str) -> StoredFile:
+        """The file's content and info. The file opened is checked, not only its path:
+        a symlink flipped outside the root after ``_locate`` looked cannot be read."""
         clean, target = self._locate(path)
-        info = self._info(clean, target)
         try:
-            data = target.read_bytes()
+            fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise NotFoundError(f"no file {clean!r}") from None
         except OSError as exc:
             raise NotFoundError(f"cannot read {clean!r}: {exc.strerror}") from None
+        try:
+            status = os.fstat(fd)
+            self._check_opened(fd, status, clean, target)
+            if not stat.S_ISREG(status.st_mode):
+                raise ConflictError(f"{clean!r} is a folder, not a file")
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise NotFoundError(f"cannot read {clean!r}: {exc.strerror}") from None
+        finally:
+            os.close(fd)
+        meta = self._meta(clean)
+        content_type = meta.pop("contentType", None) or default_content_type(clean, b"")
+        info = FileInfo(clean, content_type, len(data), iso_time(status.st_mtime), meta)
         return StoredFile(info, data)
+
+    def _check_opened(self, fd: int, status: os.stat_result, clean: str, target: Path) -> None:
+        """Refuse an opened file that lies outside the root. Linux names the file behind a
+        descriptor (``/proc/self/fd``); elsewhere the file must be the one the resolved
+        path names now."""
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = os.path.realpath(target)
+            now = os.stat(real)
+            if (now.st_dev, now.st_ino) != (status.st_dev, status.st_ino):
+                real = ""  # it changed under us: refuse
+        inside = Path(real) if real else None
+        if inside is None or (inside != self._real_root and self._real_root not in inside.parents):
+            raise ValidationError(
+                f"file path {clean!r} leads outside the storage root (through a symlink)",
+                field="path",
+            )
 
     def write(
         self,
