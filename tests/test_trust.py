@@ -248,3 +248,64 @@ def test_file_reads_never_escape_the_root_while_a_symlink_flips(tmp_path: Path) 
         flipper.join()
     assert escaped == 0
     assert served > 0 and refused > 0  # both sides of the race were hit
+
+
+# -- (d) an action cannot open the store's files (and so cannot drop the server's locks) -------
+
+OPEN_STORE = """\
+import sqlite3
+kind = req.queryStringParameters["kind"]
+name = str(const.HOME) + "/workspace.sqlite3" + req.queryStringParameters.get("suffix", "")
+try:
+    if kind == "sqlite":
+        conn = sqlite3.connect(name)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        conn.close()
+    else:
+        open(name, "rb").close()
+    res.body = "opened"
+except PermissionError as exc:
+    res.body = "refused: " + str(exc)
+"""
+
+
+def test_action_cannot_open_the_store_and_key_rotation_is_still_followed(
+    sample_workspace: Workspace,
+) -> None:
+    import sqlite3
+
+    from conftest import run_cli
+
+    from notebook_kit.domain.models import Constant
+
+    home = sample_workspace.home
+    sample_workspace.create(
+        APP,
+        "open-store",
+        label="open",
+        method="GET",
+        resource="open-store",
+        action=OPEN_STORE,
+        requires_auth=False,
+        constants=[Constant("HOME", "String", str(home))],
+    )
+    sample_workspace.deploy(APP, "dev")
+    with BackgroundServer(sample_workspace) as server, httpx.Client(timeout=5) as client:
+        url = server.endpoint("dev", APP, "open-store")
+        for params in (
+            {"kind": "sqlite"},
+            {"kind": "file"},
+            {"kind": "file", "suffix": "-wal"},
+            {"kind": "sqlite", "suffix": "-shm"},
+        ):
+            answer = client.get(url, params=params)
+            assert answer.text.startswith("refused: actions may not open the workspace store")
+        secured = server.endpoint("dev", "restapi_sample", "employee/E001")
+        old = sample_workspace.keys()["dev"]
+        assert client.get(secured, headers={"x-api-key": old}).status_code == 200
+        run_cli("keys", "--rotate", "dev", home=home, check=True)  # another process
+        new = Workspace(home).keys()["dev"]
+        wait_until(lambda: client.get(secured, headers={"x-api-key": new}).status_code == 200)
+        assert client.get(secured, headers={"x-api-key": old}).status_code == 403
+    # outside an action, this process opens the store as before
+    sqlite3.connect(home / "workspace.sqlite3").close()

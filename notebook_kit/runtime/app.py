@@ -39,6 +39,7 @@ from .file_links import answer_file_link
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
 from .responses import ActionAnswer, UntypedActionAnswer
+from .store_guard import protect_store
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -332,6 +333,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     notebook kernel, a test run): TouchUp breaks the second app there.
     """
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
+    protect_store(workspace.store.path)  # actions may not open the store's files
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))
