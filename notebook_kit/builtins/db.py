@@ -10,10 +10,16 @@ Parameters are always bound by the driver, never formatted into SQL. Two styles 
 every URL: ``?`` with a list (``db.query("... WHERE id = ?", [id])``) and ``:name`` with a
 dict (``db.query("... WHERE id = :id", {"id": id})``). Each ``execute`` is its own
 transaction unless wrapped in ``db.transaction()``. Failures raise ``BuiltinError``.
+
+On the stdlib path an authorizer refuses ``ATTACH`` of any file (``:memory:`` and temporary
+databases are fine), ``load_extension()`` and the ``writable_schema``/``trusted_schema``
+pragmas: an action cannot reach the workspace store through ``db``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -30,6 +36,27 @@ __all__ = ["Database", "open_database"]
 Params = Sequence[Any] | dict[str, Any]
 _first = itemgetter(0)
 
+# What an action's SQL may not do on the environment database (see docs/trust-model.md):
+# ATTACH any file (it could read the workspace store and its API keys; an in-memory or
+# temporary database is fine), load an extension, or switch off the schema's defences.
+_ATTACHABLE = frozenset(("", ":memory:"))
+_REFUSED_PRAGMAS = frozenset(("writable_schema", "trusted_schema"))
+_REFUSED_FUNCTIONS = frozenset(("load_extension",))
+
+
+def _authorize(
+    action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
+) -> int:
+    """The environment database's authorizer: runs when a statement is prepared (the
+    statement cache prepares a repeated statement once), never when it runs."""
+    if action == sqlite3.SQLITE_ATTACH:
+        return sqlite3.SQLITE_OK if arg1 in _ATTACHABLE else sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_PRAGMA and arg1 is not None:
+        return sqlite3.SQLITE_DENY if arg1.lower() in _REFUSED_PRAGMAS else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION and arg2 is not None:
+        return sqlite3.SQLITE_DENY if arg2.lower() in _REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_OK
+
 
 class Database:
     """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count."""
@@ -40,6 +67,7 @@ class Database:
             self.path,
             timeout=5.0,
             pragmas=("journal_mode=WAL",),
+            authorizer=_authorize,
             error=BuiltinError,
             begin_failed="db",
             commit_failed="db: could not commit",
@@ -94,6 +122,8 @@ def open_database(url: str | None, default_path: str | Path) -> Any:
     """``db`` for the ``database_url`` setting: the stdlib SQLite ``Database`` when unset
     (``default_path``) or ``sqlite:///<path>``, else a SQLAlchemy ``SqlDatabase``."""
     if not url:
+        with contextlib.suppress(OSError):  # made 0644 before the workspace was owner-only
+            os.chmod(default_path, 0o600)
         return Database(default_path)
     if url.startswith("sqlite:///") and "?" not in url and url != "sqlite:///:memory:":
         return Database(url.removeprefix("sqlite:///"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,47 @@ def _options(name: str, given: Any, allowed: set[str]) -> dict[str, Any]:
     return dict(given)
 
 
+class _Private:
+    """What ``fn`` keeps out of an action's reach: the context (store, home, settings)
+    and the open file storage. Held in ``_PRIVATE`` by the ``Functions`` instance, never
+    as an attribute of ``fn`` or of anything ``fn`` hands out (docs/trust-model.md)."""
+
+    __slots__ = ("context", "files")
+
+    def __init__(self, context: BuiltinContext | None) -> None:
+        self.context = context
+        self.files: LocalFileStorage | None = None
+
+
+_PRIVATE: weakref.WeakKeyDictionary[Functions, _Private] = weakref.WeakKeyDictionary()
+
+
+def _need_context(fn: Functions, name: str) -> BuiltinContext:
+    context = _PRIVATE[fn].context
+    if context is None:
+        raise BuiltinError(f"{name} needs a workspace (fn was built without one)")
+    return context
+
+
+def _setting(fn: Functions, name: str) -> Any:
+    return _need_context(fn, "this built-in").setting(name)
+
+
+def _file_storage(fn: Functions) -> LocalFileStorage:
+    private = _PRIVATE[fn]
+    context = _need_context(fn, "the file storage")
+    with _as_builtin_error("file storage"):
+        root = resolve_root(context.home, context.setting("files_root"))
+        if private.files is None or private.files.root != root:
+            private.files = LocalFileStorage(root)
+    return private.files
+
+
+def _users(fn: Functions, name: str) -> UserDirectory:
+    context = _need_context(fn, name)
+    return UserDirectory(context.store, context.notify)
+
+
 class ActionsFunctions:
     """``fn.notebook_kit.actions``."""
 
@@ -70,7 +112,7 @@ class ActionsFunctions:
         action raised (the caller got the runtime's 500) and ``lastError`` says what was
         raised. Servers write the counts every reload interval, so they lag by that much.
         """
-        store = self._functions._need_context("actions.status").store
+        store = _need_context(self._functions, "actions.status").store
         with _as_builtin_error("actions.status"):
             stats = store.action_stats()
             found: dict[str, list[dict[str, Any]]] = {str(s): [] for s in Stage}
@@ -100,11 +142,16 @@ class VendorFunctions:
     """``fn.notebook_kit``: the built-ins the spec files under ``<vendor>``."""
 
     def __init__(self, functions: Functions) -> None:
-        context = functions._context
-        self.oauth2 = OAuth2Client(context.settings if context is not None else dict)
+        context = _PRIVATE[functions].context
+        settings = context.settings if context is not None else dict
+
+        def oauth2_settings() -> dict[str, Any]:  # the oauth2_* settings, no others
+            return {k: v for k, v in settings().items() if k.startswith("oauth2_")}
+
+        self.oauth2 = OAuth2Client(oauth2_settings)
         self.artifacts = ArtifactFunctions(
-            functions._file_storage,
-            lambda: functions._setting("max_file_bytes"),
+            lambda: _file_storage(functions),
+            lambda: _setting(functions, "max_file_bytes"),
             functions.getPresignedUrl,
         )
         self.actions = ActionsFunctions(functions)
@@ -125,27 +172,10 @@ class Functions:
     BuiltinError = BuiltinError
 
     def __init__(self, context: BuiltinContext | None = None) -> None:
-        self._context = context
-        self._files: LocalFileStorage | None = None
+        _PRIVATE[self] = _Private(context)
         self.notebook_kit = VendorFunctions(self)
 
-    def _need_context(self, name: str) -> BuiltinContext:
-        if self._context is None:
-            raise BuiltinError(f"{name} needs a workspace (fn was built without one)")
-        return self._context
-
     # -- files ---------------------------------------------------------------------------
-
-    def _setting(self, name: str) -> Any:
-        return self._need_context("this built-in").setting(name)
-
-    def _file_storage(self) -> LocalFileStorage:
-        context = self._need_context("the file storage")
-        root = resolve_root(context.home, context.setting("files_root"))
-        if self._files is None or self._files.root != root:
-            with _as_builtin_error("file storage"):
-                self._files = LocalFileStorage(root)
-        return self._files
 
     def getFile(self, path: str) -> dict[str, Any]:
         """Read a file: ``{"path", "content", "contentType", "size", "modified"}``.
@@ -154,7 +184,7 @@ class Functions:
         ``bytes``; ``modified`` is ISO 8601 UTC. A missing file raises BuiltinError.
         """
         with _as_builtin_error("getFile"):
-            stored = self._file_storage().read(path)
+            stored = _file_storage(self).read(path)
         info, content = stored.info, stored.data
         text: str | bytes = content
         if is_text_type(info.content_type):
@@ -173,7 +203,7 @@ class Functions:
     def getFileNames(self, path: str = "") -> list[str]:
         """Names in a folder (``""`` is the root), sorted; sub-folders end with ``/``."""
         with _as_builtin_error("getFileNames"):
-            return self._file_storage().list(path)
+            return _file_storage(self).list(path)
 
     def putFile(self, path: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
         """Write a file atomically; missing folders are created.
@@ -203,13 +233,13 @@ class Functions:
         overwrite = given.get("overwrite", True)
         if not isinstance(overwrite, bool):
             raise BuiltinError("putFile: parameters.overwrite is true or false")
-        limit = self._setting("max_file_bytes")
+        limit = _setting(self, "max_file_bytes")
         if len(data) > limit:
             raise BuiltinError(
                 f"putFile: the content is {len(data)} bytes; the limit (max_file_bytes) is {limit}"
             )
         with _as_builtin_error("putFile"):
-            info = self._file_storage().write(path, data, content_type, overwrite=overwrite)
+            info = _file_storage(self).write(path, data, content_type, overwrite=overwrite)
         return {
             "path": info.path,
             "contentType": info.content_type,
@@ -220,7 +250,7 @@ class Functions:
     def deleteFile(self, path: str) -> None:
         """Delete a file (and folders it leaves empty). A missing file raises BuiltinError."""
         with _as_builtin_error("deleteFile"):
-            self._file_storage().delete(path)
+            _file_storage(self).delete(path)
 
     def getPresignedUrl(self, path: str, options: Mapping[str, Any] | None = None) -> str:
         """A URL on the runtime server that lets anyone holding it GET (or, with
@@ -241,9 +271,9 @@ class Functions:
                 f"getPresignedUrl: expiresIn is a positive whole number of seconds, "
                 f"not {expires_in!r}"
             )
-        context = self._need_context("getPresignedUrl")
+        context = _need_context(self, "getPresignedUrl")
         with _as_builtin_error("getPresignedUrl"):
-            storage = self._file_storage()
+            storage = _file_storage(self)
             is_get = method.upper() == "GET"
             clean = storage.stat(path).path if is_get else storage.check(path)
             secret = presign.workspace_secret(context.store, context.setting("presign_secret"))
@@ -274,70 +304,66 @@ class Functions:
 
     # -- users and groups (users.py): paged answers {"users"|"groups", "total", ...} ----
 
-    def _users(self, name: str) -> UserDirectory:
-        context = self._need_context(name)
-        return UserDirectory(context.store, context.notify)
-
     def getUsers(self, groupName: str | None = None, option: dict | None = None) -> dict:
         """Users (of ``groupName`` if given), ordered by email, paged by
         ``option={"offset", "limit"}``: ``{"users": [...], "total", "offset", "limit"}``."""
-        return self._users("getUsers").get_users(groupName, option)
+        return _users(self, "getUsers").get_users(groupName, option)
 
     def createUser(self, param: dict) -> dict:
         """Create a user from ``{"email", "name"?, "password"?, "groups"?, "attributes"?}``;
         returns the user (never its password). An email already used (any case) is refused."""
-        return self._users("createUser").create_user(param)
+        return _users(self, "createUser").create_user(param)
 
     def updateUser(self, param: dict) -> dict:
         """Change the user ``param["email"]``: ``name``, ``password``, ``attributes``,
         ``newEmail`` as given; returns the user."""
-        return self._users("updateUser").update_user(param)
+        return _users(self, "updateUser").update_user(param)
 
     def deleteUser(self, email: str) -> dict:
         """Delete a user, its group memberships and reset tokens in one transaction."""
-        return self._users("deleteUser").delete_user(email)
+        return _users(self, "deleteUser").delete_user(email)
 
     def resetPassword(self, param: dict) -> dict:
         """``{"email"}`` issues a one-time reset token valid ``expiresIn`` seconds (default
         3600) and mails it when SMTP is configured (``subject``/``text`` may override the
         mail; ``{token}`` marks where it goes); without SMTP the answer carries ``token``.
         ``{"email", "token", "password"}`` uses the token to set a new password."""
-        return self._users("resetPassword").reset_password(param)
+        return _users(self, "resetPassword").reset_password(param)
 
     def verifyPassword(self, email: str, password: str) -> bool:
         """Whether ``password`` is the user's password (False for an unknown user)."""
-        return self._users("verifyPassword").verify_password(email, password)
+        return _users(self, "verifyPassword").verify_password(email, password)
 
     def getGroups(self, option: dict | None = None) -> dict:
         """Groups by name with ``userCount``, paged: ``{"groups": [...], "total", ...}``."""
-        return self._users("getGroups").get_groups(option)
+        return _users(self, "getGroups").get_groups(option)
 
     def createGroup(self, param: dict) -> dict:
         """Create a group from ``{"name", "description"?}``; names are 1-64 of
         letters, digits, '_', '.', '-'."""
-        return self._users("createGroup").create_group(param)
+        return _users(self, "createGroup").create_group(param)
 
     def deleteGroup(self, name: str) -> dict:
         """Delete a group (its users stay)."""
-        return self._users("deleteGroup").delete_group(name)
+        return _users(self, "deleteGroup").delete_group(name)
 
     def addUsers(self, param: dict) -> dict:
         """Add ``{"groupName", "emails": [...]}`` to the group; all or nothing. Returns
         ``{"groupName", "added": [emails not already members]}``."""
-        return self._users("addUsers").add_users(param)
+        return _users(self, "addUsers").add_users(param)
 
     def removeUsers(self, param: dict) -> dict:
         """Remove ``{"groupName", "emails": [...]}`` from the group; returns
         ``{"groupName", "removed": [emails that were members]}``."""
-        return self._users("removeUsers").remove_users(param)
+        return _users(self, "removeUsers").remove_users(param)
 
     def listUsersByEmail(self, email: str, option: dict | None = None) -> dict:
         """Users whose email starts with ``email`` (case-insensitive prefix), paged."""
-        return self._users("listUsersByEmail").by_email(email, option)
+        return _users(self, "listUsersByEmail").by_email(email, option)
 
     def listUsersByName(self, name: str, option: dict | None = None) -> dict:
         """Users whose name contains ``name`` (case-insensitive substring), paged."""
-        return self._users("listUsersByName").by_name(name, option)
+        return _users(self, "listUsersByName").by_name(name, option)
 
     # -- mail (mail.py) ----------------------------------------------------------------
 
@@ -346,12 +372,12 @@ class Functions:
         "html"?, "attachments"?: [{"path"} | {"filename", "content", "contentType"}]}``
         through the configured SMTP server. Returns ``{"messageId", "from",
         "recipients", "refused"}``."""
-        config = SmtpConfig.from_settings(self._need_context("sendMail").settings())
+        config = SmtpConfig.from_settings(_need_context(self, "sendMail").settings())
         return send_mail(param, config, self._read_file)
 
     def _read_file(self, path: str) -> tuple[bytes, str]:
         with _as_builtin_error("sendMail attachment"):
-            stored = self._file_storage().read(path)
+            stored = _file_storage(self).read(path)
         return stored.data, stored.info.content_type
 
     def __repr__(self) -> str:

@@ -21,6 +21,7 @@ import hashlib
 import json
 import mimetypes
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ __all__ = [
     "FileStorage",
     "LocalFileStorage",
     "StoredFile",
+    "check_files_root",
     "check_path",
     "default_content_type",
     "is_text_type",
@@ -158,11 +160,28 @@ def default_content_type(path: str, content: str | bytes) -> str:
 
 def resolve_root(home: Path, configured: str | None) -> Path:
     """The storage folder: ``configured`` (relative to ``home`` if relative), else
-    ``home/files``."""
+    ``home/files``. Refuses (ValidationError) a folder holding the workspace directory."""
     if not configured:
         return home / "files"
     root = Path(configured).expanduser()
-    return root if root.is_absolute() else home / root
+    root = root if root.is_absolute() else home / root
+    check_files_root(home, str(root))
+    return root
+
+
+def check_files_root(home: Path, configured: str) -> None:
+    """Refuse a ``files_root`` that is the workspace directory or holds it: presigned
+    links and ``fn.getFile`` would then serve the store (API keys, the presign secret)."""
+    root = Path(configured).expanduser()
+    real_root = os.path.realpath(root if root.is_absolute() else home / root)
+    real_home = os.path.realpath(home)
+    if real_home == real_root or real_home.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise ValidationError(
+            f"files_root {configured!r} holds the workspace directory {str(home)!r} and "
+            "would serve its store (API keys, secrets): choose a folder outside it, or "
+            "one inside it such as <home>/files",
+            field="files_root",
+        )
 
 
 def _write_atomically(target: Path, data: bytes) -> Path:
@@ -179,12 +198,22 @@ def _write_atomically(target: Path, data: bytes) -> Path:
     return Path(name)
 
 
+def _private_dirs(folder: Path) -> None:
+    """Create ``folder`` and any missing parent owner-only (``mkdir(parents=True)`` gives
+    the parents it creates the default mode)."""
+    if folder.is_dir():
+        return
+    missing = [folder, *(p for p in folder.parents if not p.exists())]
+    for each in reversed(missing):
+        each.mkdir(mode=0o700, exist_ok=True)
+
+
 class LocalFileStorage:
     """Files in a local folder (created owner-only on first use)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_dirs(self.root)
         self._real_root = Path(os.path.realpath(self.root))
 
     def __repr__(self) -> str:
@@ -231,13 +260,48 @@ class LocalFileStorage:
         return self._info(*self._locate(path))
 
     def read(self, path: str) -> StoredFile:
+        """The file's content and info. The file opened is checked, not only its path:
+        a symlink flipped outside the root after ``_locate`` looked cannot be read."""
         clean, target = self._locate(path)
-        info = self._info(clean, target)
         try:
-            data = target.read_bytes()
+            fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise NotFoundError(f"no file {clean!r}") from None
         except OSError as exc:
             raise NotFoundError(f"cannot read {clean!r}: {exc.strerror}") from None
+        try:
+            status = os.fstat(fd)
+            self._check_opened(fd, status, clean, target)
+            if not stat.S_ISREG(status.st_mode):
+                raise ConflictError(f"{clean!r} is a folder, not a file")
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise NotFoundError(f"cannot read {clean!r}: {exc.strerror}") from None
+        finally:
+            os.close(fd)
+        meta = self._meta(clean)
+        content_type = meta.pop("contentType", None) or default_content_type(clean, b"")
+        info = FileInfo(clean, content_type, len(data), iso_time(status.st_mtime), meta)
         return StoredFile(info, data)
+
+    def _check_opened(self, fd: int, status: os.stat_result, clean: str, target: Path) -> None:
+        """Refuse an opened file that lies outside the root. Linux names the file behind a
+        descriptor (``/proc/self/fd``); elsewhere the file must be the one the resolved
+        path names now."""
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = os.path.realpath(target)
+            now = os.stat(real)
+            if (now.st_dev, now.st_ino) != (status.st_dev, status.st_ino):
+                real = ""  # it changed under us: refuse
+        inside = Path(real) if real else None
+        if inside is None or (inside != self._real_root and self._real_root not in inside.parents):
+            raise ValidationError(
+                f"file path {clean!r} leads outside the storage root (through a symlink)",
+                field="path",
+            )
 
     def write(
         self,
@@ -257,7 +321,7 @@ class LocalFileStorage:
         if not overwrite and target.exists():
             raise ConflictError(f"file {clean!r} already exists and overwrite is off")
         sidecar = self._sidecar(clean)
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_dirs(target.parent)
         sidecar.parent.mkdir(mode=0o700, exist_ok=True)
         meta = {**(metadata or {}), "contentType": content_type}
         content_tmp = _write_atomically(target, data)

@@ -46,6 +46,10 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _optional_positive_float(text: str) -> float | None:
+    return None if text.strip().lower() in ("", "none", "unset") else _positive_float(text)
+
+
 def _text(text: str) -> str:
     return text
 
@@ -101,6 +105,24 @@ SETTINGS: tuple[Setting, ...] = (
         0.25,
         "Seconds between a server's checks for new deployments.",
         _positive_float,
+    ),
+    Setting(
+        "rate_limit_dev",
+        None,
+        "Requests per second per API key (or caller IP) on dev, per worker; unset: no limit.",
+        _optional_positive_float,
+    ),
+    Setting(
+        "rate_limit_prod",
+        None,
+        "Requests per second per API key (or caller IP) on prod, per worker; unset: no limit.",
+        _optional_positive_float,
+    ),
+    Setting(
+        "rate_limit_burst",
+        None,
+        "Requests a caller may make at once under a rate limit; unset is twice the rate.",
+        _optional_positive_int,
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     # -- built-ins: mail, OAuth2, the environment database, outside HTTP calls --------

@@ -36,8 +36,10 @@ from ..domain.routing import RouteTable
 from ..store.request_log import action_counters
 from .answers import CORS, Answer, message
 from .file_links import answer_file_link
+from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
 from .responses import ActionAnswer, RuntimeAnswer, UntypedActionAnswer
+from .store_guard import protect_store
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -51,11 +53,20 @@ _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 
 
-def _has_key(request: Request, key: bytes) -> bool:
+def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> bool:
     """Whether the request's x-api-key (header name in any case) is ``key``, compared in
-    constant time."""
+    constant time. ``compare_digest`` is bound here, and ``handle`` binds this function,
+    when the module loads: an action that replaces ``hmac.compare_digest`` or this
+    module's ``_has_key`` does not change the check (see docs/trust-model.md)."""
     given = request.headers.get("x-api-key")
-    return given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"), key)
+    return given is not None and _same(given.encode("utf-8", "surrogateescape"), key)
+
+
+def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
+    """The ``Retry-After`` of a call past its stage's rate limit, or "" when it may go.
+    The caller is the x-api-key it presents, else its IP address."""
+    wait = limiter.wait(request.headers.get("x-api-key") or request.ip, now)
+    return retry_after(wait) if wait else ""
 
 
 def _runtime_answer(
@@ -82,6 +93,7 @@ class Runtime:
         self._environment = ActionEnvironment(self.context)
         self._compiled: dict[tuple[int, str], CompiledAction] = {}
         self._pending_log: list[LogEntry] = []
+        self._limiters: dict[str, RateLimiter | None] = {}  # kept across reloads
         self.live = self._build(self.store.generation())
 
     # -- building and swapping the live tables -----------------------------------------
@@ -127,6 +139,10 @@ class Runtime:
                 served[2].append(definition)
         self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
         keys = store.api_keys()
+        burst = settings["rate_limit_burst"]
+        for s in Stage:
+            rate = settings[f"rate_limit_{s}"]
+            self._limiters[s] = limiter_for(rate, burst, self._limiters.get(s))
         stages = {
             str(s): StageTable(
                 str(s),
@@ -134,6 +150,7 @@ class Runtime:
                 keys[s].encode(),
                 s is Stage.DEV,
                 published[str(s)],
+                limiter=self._limiters[s],
             )
             for s in Stage
         }
@@ -188,11 +205,15 @@ class Runtime:
 
     # -- the request path ---------------------------------------------------------------
 
-    async def handle(self, request: Request, rest: str = "") -> HTTPResponse:
+    async def handle(
+        self, request: Request, rest: str = "", _has_key: Any = _has_key
+    ) -> HTTPResponse:
         """Every request. The deployed-API path is written out here, in one function,
         because it runs for every call: it adds as little as it can to Sanic's own work.
         (``rest`` is the catch-all route's parameter, named so Sanic's call binds it
-        without building a dict of keyword arguments; the path is read from ``request``.)"""
+        without building a dict of keyword arguments; the path is read from ``request``.
+        ``_has_key`` is the key check bound when the class is made: patching the module's
+        name from an action does not reach it.)"""
         started = time.perf_counter()
         live = self.live  # one read: this request sees one consistent state
         path = request.path
@@ -214,6 +235,8 @@ class Runtime:
             elif (action := match.endpoint) is None:
                 allow = {"Allow": ", ".join(match.allowed)}
                 response = _runtime_answer(405, "Method Not Allowed", allow)
+            elif stage.limiter is not None and (wait := _limited(stage.limiter, request, started)):
+                response = _runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = _runtime_answer(403, "Forbidden")
             else:
@@ -310,6 +333,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     notebook kernel, a test run): TouchUp breaks the second app there.
     """
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
+    protect_store(workspace.store.path)  # actions may not open the store's files
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))

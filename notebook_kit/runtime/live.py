@@ -14,6 +14,7 @@ from urllib.parse import unquote
 from ..domain.actions import CompiledAction
 from ..domain.models import Application, Definition
 from ..domain.routing import Match, RouteTable
+from .limits import RateLimiter
 
 __all__ = ["LiveState", "LogEntry", "Memo", "StageTable"]
 
@@ -43,6 +44,8 @@ class StageTable:
     # repeat a few paths, so the tree is walked once per path. Bounded; it lives and dies
     # with this stage's table.
     matches: dict[tuple[str, str], Memo] = field(default_factory=dict)
+    # the stage's rate limit in this worker, or None (see limits.py)
+    limiter: RateLimiter | None = None
 
     def match(self, method: str, path: str, parts: list[str]) -> Memo:
         """Walk the table for a path split on '/' (stage first) and remember the answer."""

@@ -14,6 +14,8 @@ as ``sqlite3.Row``, every error a ``StoreError``, and no write outside a transac
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -37,7 +39,8 @@ class _PerThread(threading.local):
 class ThreadConnections:
     """A connection per thread to the SQLite file ``path``, and nestable transactions.
 
-    ``pragmas`` run on each new connection (``"journal_mode=WAL"``, ...). When a
+    ``pragmas`` run on each new connection (``"journal_mode=WAL"``, ...), then
+    ``authorizer`` (``Connection.set_authorizer``) is installed on it. When a
     transaction cannot begin or commit, ``error`` is raised with ``begin_failed`` or
     ``commit_failed`` and SQLite's message; errors of the statements themselves are the
     owner's to wrap. ``local.conn`` is this thread's connection or None: a hot path may
@@ -52,6 +55,8 @@ class ThreadConnections:
         pragmas: Sequence[str] = (),
         row_factory: Any = None,
         check_same_thread: bool = True,
+        authorizer: Callable[[int, str | None, str | None, str | None, str | None], int]
+        | None = None,
         error: Callable[[str], Exception],
         begin_failed: str,
         commit_failed: str,
@@ -62,6 +67,7 @@ class ThreadConnections:
         self._pragmas = tuple(pragmas)
         self._row_factory = row_factory
         self._check_same_thread = check_same_thread
+        self._authorizer = authorizer
         self._error = error
         self._begin_failed = begin_failed
         self._commit_failed = commit_failed
@@ -71,6 +77,9 @@ class ThreadConnections:
         return self.local.conn or self._open()
 
     def _open(self) -> sqlite3.Connection:
+        if str(self.path) != ":memory:":  # a new file is owner-only (its -wal, -shm too)
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
         conn = sqlite3.connect(
             self.path,
             isolation_level=None,
@@ -82,6 +91,8 @@ class ThreadConnections:
                 conn.row_factory = self._row_factory
             for pragma in self._pragmas:
                 conn.execute(f"PRAGMA {pragma}")
+            if self._authorizer is not None:  # once per connection: none per statement run
+                conn.set_authorizer(self._authorizer)
         except BaseException:
             conn.close()
             raise

@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
+from ..builtins.storage import check_files_root
 from ..domain import exchange, routing
-from ..domain.actions import CompiledAction, Invocation, check_sources, compile_action, test_request
+from ..domain.actions import CompiledAction, Invocation, compile_action, test_request
 from ..domain.actions import invoke as run_invocation
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
 from ..errors import ConflictError, NotFoundError, StoreError
 from ..store.store import Store, new_api_key
+from .editing import change_definition, insert_definition
 from .publishing import Publisher
 from .transfer import copy_definition, import_document, write_json
 
@@ -77,6 +79,8 @@ class Workspace:
         setting = find_setting(name)
         if value is not None:
             parse_value(setting, value)
+            if name == "files_root":  # a root holding the store would serve its keys
+                check_files_root(self.home, value)
         with self.store.transaction():
             self.store.set_setting(name, value)
             self.store.bump_generation()
@@ -171,14 +175,7 @@ class Workspace:
             functions,
             tuple(constants),
         )
-        check_sources(definition.action, definition.functions)
-        with self.store.transaction():
-            if self.store.get_definition(app, api_id):
-                raise ConflictError(f"application {app!r} already has a definition {api_id!r}")
-            if not self.store.get_application(app):
-                self.store.put_application(Application(app))
-            self.store.insert_definition(definition)
-        return definition
+        return insert_definition(self.store, definition)
 
     def edit(
         self,
@@ -209,14 +206,7 @@ class Workspace:
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         if content_type is not _UNSET:
             changes["content_type"] = content_type
-        with self.store.transaction():
-            current = self.get(app, api_id)
-            updated = current.with_changes(**changes)
-            check_sources(updated.action, updated.functions)
-            if updated.id != api_id and self.store.get_definition(app, updated.id):
-                raise ConflictError(f"application {app!r} already has a definition {updated.id!r}")
-            self.store.replace_definition(api_id, updated)
-        return updated
+        return change_definition(self.store, app, api_id, changes)
 
     def delete(self, app: str, api_id: str) -> None:
         with self.store.transaction():
@@ -344,7 +334,7 @@ class Workspace:
 
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
-        stages. Running it again changes nothing that is already as the sample has it."""
+        stages; again, it changes nothing that is already as the sample has it."""
         from .sample import install_sample
 
         return install_sample(self, self._publisher)
@@ -382,8 +372,7 @@ class Workspace:
         return _frames().groups_frame(self.users().all_groups())
 
     def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
-        """The newest ``limit`` (default: all kept) requests any server of this workspace
-        answered: time, stage, method, path, status, duration in ms."""
+        """The newest ``limit`` (default: all kept) requests any server answered."""
         return _frames().request_log_frame(self.request_log(limit))
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
