@@ -6,8 +6,8 @@ always sees one consistent table. The request path does no store query and compi
 nothing: it splits the path, walks the tree, checks the key, and calls the action.
 
 This module owns the one mapping from errors to HTTP answers. Every answer the runtime
-makes itself (403, 404, 405, 413, 500) carries ``Access-Control-Allow-Origin: *`` so a
-browser caller sees the real error.
+makes itself (400, 403, 404, 405, 408, 413, 429, 500) carries
+``Access-Control-Allow-Origin: *`` so a browser caller sees the real error.
 """
 
 from __future__ import annotations
