@@ -124,6 +124,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Requests a caller may make at once under a rate limit; unset is twice the rate.",
         _optional_positive_int,
     ),
+    Setting(
+        "request_timeout",
+        60.0,
+        "Seconds a caller has to send a request's head, and its body (408 past it).",
+        _positive_float,
+    ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     # -- built-ins: mail, OAuth2, the environment database, outside HTTP calls --------
     Setting(

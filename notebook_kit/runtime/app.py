@@ -6,8 +6,8 @@ always sees one consistent table. The request path does no store query and compi
 nothing: it splits the path, walks the tree, checks the key, and calls the action.
 
 This module owns the one mapping from errors to HTTP answers. Every answer the runtime
-makes itself (403, 404, 405, 413, 500) carries ``Access-Control-Allow-Origin: *`` so a
-browser caller sees the real error.
+makes itself (400, 403, 404, 405, 408, 413, 429, 500) carries
+``Access-Control-Allow-Origin: *`` so a browser caller sees the real error.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ..domain.routing import RouteTable
 from ..store.request_log import action_counters
 from .answers import CORS, Answer, message
 from .file_links import answer_file_link
+from .http_guard import GuardedRequest, apply_timeouts, timeout_status
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
 from .responses import ActionAnswer, RuntimeAnswer, UntypedActionAnswer
@@ -49,6 +50,7 @@ __all__ = ["Runtime", "create_app"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
+_TIMEOUT = "Request Timeout"
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 
@@ -67,6 +69,18 @@ def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
     The caller is the x-api-key it presents, else its IP address."""
     wait = limiter.wait(request.headers.get("x-api-key") or request.ip, now)
     return retry_after(wait) if wait else ""
+
+
+def _is_asterisk(parts: list[str]) -> bool:
+    """``OPTIONS * HTTP/1.1`` (RFC 9110 9.3.7, about the server itself): no leading '/'."""
+    return len(parts) < 2
+
+
+def _asterisk(method: str) -> HTTPResponse:
+    """``OPTIONS *``: 200 with the methods the server answers; any other method: 400."""
+    if method == "OPTIONS":
+        return _runtime_answer(200, "OK", {"Allow": "GET, POST, PUT, DELETE, OPTIONS"})
+    return _runtime_answer(400, "Bad Request")
 
 
 def _runtime_answer(
@@ -160,6 +174,7 @@ class Runtime:
             settings["max_body_bytes"],
             settings["request_log_size"],
             settings["reload_interval"],
+            settings["request_timeout"],
         )
 
     def refresh(self) -> bool:
@@ -185,6 +200,7 @@ class Runtime:
                     next_check = loop.time() + self.live.reload_interval
                     if await loop.run_in_executor(None, self.refresh):
                         app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
+                        apply_timeouts(app.config, self.live.request_timeout)
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = self._pending_log, []
                 if pending:
@@ -222,7 +238,7 @@ class Runtime:
         ran = error = None
         method = request.method
         if stage is None:
-            stage_name, key = parts[1], (method, path)
+            stage_name, key = parts[min(1, len(parts) - 1)], (method, path)  # "*": no "/"
             response = await self._reserved(request, live, parts)
         else:
             stage_name = stage.name
@@ -279,6 +295,8 @@ class Runtime:
 
     async def _reserved(self, request: Request, live: LiveState, parts: list[str]) -> HTTPResponse:
         """Paths outside the stages: the OpenAPI documents, presigned files, else 404."""
+        if _is_asterisk(parts):
+            return _asterisk(request.method)
         if parts[1] == OPENAPI_PREFIX:
             return self._openapi(request, live, parts[2:])
         if parts[1] == FILES_SEGMENT:
@@ -337,11 +355,12 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))
-    app = Sanic(name, configure_logging=False)
+    app = Sanic(name, configure_logging=False, request_class=GuardedRequest)
     app.config.MOTD = False
     app.config.ACCESS_LOG = False
     app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
+    apply_timeouts(app.config, runtime.live.request_timeout)
     app.ctx.runtime = runtime
     app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")
     app.add_route(runtime.handle, "/<rest:path>", methods=_ALL_METHODS, name="everything")
@@ -353,11 +372,12 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
 
     @app.exception(Exception)
     async def _unexpected(request: Request, exc: Exception) -> HTTPResponse:
-        status = getattr(exc, "status_code", 500)
+        status: int = getattr(exc, "status_code", 500)
+        status = timeout_status(request, exc) or status
         if status >= 500:
             log.exception("unexpected error", exc_info=exc)
             return _runtime_answer(500, "Internal server error")
-        return _runtime_answer(status, str(exc) or "Bad Request")
+        return _runtime_answer(status, _TIMEOUT if status == 408 else str(exc) or "Bad Request")
 
     watcher: list[asyncio.Task[None]] = []
 

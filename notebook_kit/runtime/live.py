@@ -69,3 +69,4 @@ class LiveState:
     max_body_bytes: int
     request_log_size: int
     reload_interval: float
+    request_timeout: float = 60.0

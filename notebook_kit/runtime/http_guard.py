@@ -1,0 +1,77 @@
+"""What Sanic's HTTP/1 parser lets through, refused where Sanic already builds the request.
+
+``GuardedRequest`` is the app's request class. Sanic builds one per request from the raw
+head it has just split (``head``), so the checks here are a few C-level scans of bytes
+already in hand (well under a microsecond; no per-request middleware, no signal):
+
+* a NUL byte anywhere in the head (request target or a header value) -> 400;
+* a bare CR or a bare LF inside a header line (RFC 9112 5: only CRLF ends a line) -> 400;
+* a header line with an empty name (``: value``) -> 400.
+
+Without it Sanic accepts the header cases and answers a NUL in the target with nothing
+(its error path rebuilds the request from the same bad URL and fails again); the
+placeholder request of that error path gets a sanitized URL here, so the 400 is sent.
+
+Timeouts (``apply_timeouts``): the ``request_timeout`` setting becomes Sanic's
+``REQUEST_TIMEOUT`` (the head) and ``RESPONSE_TIMEOUT`` (Sanic reads the body in its
+handler stage, under that timeout). A caller that stops sending mid-body gets
+``408 Request Timeout`` (``timeout_status``) instead of Sanic's 503 (which the runtime's
+catch-all turned into a 500 after 90 s with the 60 s defaults). Sanic checks timeouts
+every half of the shortest one, so the answer comes within 1.5 x ``request_timeout``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sanic.exceptions import BadRequest, ServiceUnavailable
+from sanic.request import Request
+
+__all__ = ["GuardedRequest", "apply_timeouts", "timeout_status"]
+
+_UNSAFE_URL = re.compile(rb"[\x00-\x20\x7f]")
+
+
+class GuardedRequest(Request):
+    """Sanic's request, refusing a malformed head (see the module docstring)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        url_bytes: bytes,
+        headers: Any,
+        version: str,
+        method: str,
+        transport: Any,
+        app: Any,
+        head: bytes = b"",
+        stream_id: int = 0,
+    ) -> None:
+        if head:
+            crlf = head.count(b"\r\n")
+            if head.count(b"\r") != crlf or head.count(b"\n") != crlf or b"\x00" in head:
+                raise BadRequest("Bad Request: NUL, or bare CR or LF, in the request head")
+            if b"\n:" in head:
+                raise BadRequest("Bad Request: empty header name")
+        elif _UNSAFE_URL.search(url_bytes):  # Sanic's placeholder for an error answer
+            url_bytes = _UNSAFE_URL.sub(lambda m: b"%%%02X" % m.group()[0], url_bytes)
+        _init(self, url_bytes, headers, version, method, transport, app, head, stream_id)
+
+
+_init = Request.__init__
+
+
+def apply_timeouts(config: Any, seconds: float) -> None:
+    """Give a caller ``seconds`` to send the head, and (idle) to send the body."""
+    config.REQUEST_TIMEOUT = seconds
+    config.RESPONSE_TIMEOUT = seconds
+
+
+def timeout_status(request: Request | None, exc: BaseException) -> int | None:
+    """408 when Sanic's timeout struck while the caller still owed body bytes."""
+    if not isinstance(exc, ServiceUnavailable) or request is None:
+        return None
+    stream = getattr(request, "stream", None)
+    return 408 if stream is not None and getattr(stream, "request_body", None) else None
