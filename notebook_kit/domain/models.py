@@ -19,6 +19,7 @@ from .clock import now
 __all__ = [
     "APPLICATION_TYPE",
     "CONSTANT_TYPES",
+    "MAX_TIMEOUT",
     "METHODS",
     "Application",
     "Constant",
@@ -30,6 +31,7 @@ __all__ = [
     "now",
     "split_resource",
     "validate_id",
+    "validate_timeout",
 ]
 
 APPLICATION_TYPE = "REST API"
@@ -246,6 +248,24 @@ class Application:
         return cls(data["id"], data.get("label") or "", data.get("type", APPLICATION_TYPE))
 
 
+MAX_TIMEOUT = 3600
+
+
+def validate_timeout(value: object) -> float | None:
+    """A definition's time limit: None (the setting's), or seconds in (0, 3600]."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value) if isinstance(value, (str, int, float)) else None
+    except ValueError:
+        seconds = None
+    if seconds is None or isinstance(value, bool) or not 0 < seconds <= MAX_TIMEOUT:
+        raise ValidationError(
+            f"timeout must be seconds, more than 0 and at most {MAX_TIMEOUT}", field="timeout"
+        )
+    return seconds
+
+
 @dataclass(frozen=True)
 class Definition:
     """A REST API definition: one method on one resource, and the action that answers it."""
@@ -262,6 +282,8 @@ class Definition:
     constants: tuple[Constant, ...] = ()
     created_at: str = field(default_factory=now)
     updated_at: str = field(default_factory=now)
+    # Seconds the action may run (a 504 past it); None: the action_timeout setting.
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         validate_id(self.app, "application ID")
@@ -296,6 +318,7 @@ class Definition:
         if duplicates:
             raise ValidationError(f"constant {duplicates[0]} is defined twice", field="constants")
         object.__setattr__(self, "constants", constants)
+        object.__setattr__(self, "timeout", validate_timeout(self.timeout))
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -327,6 +350,7 @@ class Definition:
             "action": self.action,
             "functions": self.functions,
             "constants": [c.to_dict() for c in self.constants],
+            "timeout": self.timeout,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
@@ -345,6 +369,7 @@ class Definition:
             requires_auth=data.get("requires_auth", True),
             functions=data.get("functions", ""),
             constants=tuple(Constant.from_dict(c) for c in data.get("constants", ())),
+            timeout=data.get("timeout"),
             **extra,
         )
 

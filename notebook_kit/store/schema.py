@@ -76,6 +76,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE request_log_batches (
         id INTEGER PRIMARY KEY AUTOINCREMENT, entries INTEGER NOT NULL, rows TEXT NOT NULL);
     """,
+    # Issue 11: a definition's own time limit (NULL: the action_timeout setting), and how
+    # many calls of an action ran past theirs.
+    """
+    ALTER TABLE definitions ADD COLUMN timeout REAL;
+    ALTER TABLE action_stats ADD COLUMN timeouts INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

@@ -159,20 +159,12 @@ class Workspace:
         requires_auth: bool = True,
         functions: str = "",
         constants: Iterable[Constant] = (),
+        timeout: float | None = None,
     ) -> Definition:
-        """Create a definition (and its application, if new). Refused whole if invalid."""
-        definition = Definition(
-            app,
-            api_id,
-            label,
-            method,
-            resource,
-            action,
-            content_type,
-            requires_auth,
-            functions,
-            tuple(constants),
-        )
+        """Create a definition (and its application, if new). Refused whole if invalid.
+        ``timeout``: seconds its action may run (None: the ``action_timeout`` setting)."""
+        given = (app, api_id, label, method, resource, action, content_type, requires_auth)
+        definition = Definition(*given, functions, tuple(constants), timeout=timeout)
         check_sources(definition.action, definition.functions)
         with self.store.transaction():
             if self.store.get_definition(app, api_id):
@@ -196,8 +188,10 @@ class Workspace:
         requires_auth: bool | None = None,
         functions: str | None = None,
         constants: Iterable[Constant] | None = None,
+        timeout: float | None = _UNSET,
     ) -> Definition:
-        """Change a definition (its ID too). What is live changes only at the next deploy."""
+        """Change a definition (its ID too). What is live changes only at the next deploy.
+        ``timeout=None`` goes back to the ``action_timeout`` setting."""
         given = {
             "id": new_id,
             "label": label,
@@ -211,6 +205,8 @@ class Workspace:
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         if content_type is not _UNSET:
             changes["content_type"] = content_type
+        if timeout is not _UNSET:
+            changes["timeout"] = timeout
         with self.store.transaction():
             current = self.get(app, api_id)
             updated = current.with_changes(**changes)
