@@ -33,11 +33,14 @@ from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Application, Definition, Stage
 from ..domain.openapi import OPENAPI_PREFIX, build_document
 from ..domain.routing import RouteTable
-from ..store.request_log import action_counters
+from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .answers import CORS, Answer, message
 from .file_links import answer_file_link
+from .interrupts import ActionTimeout
 from .live import LiveState, LogEntry, StageTable
+from .relay import Busy, Relay
 from .responses import ActionAnswer, UntypedActionAnswer
+from .watchdog import StuckWorker
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -47,6 +50,8 @@ __all__ = ["Runtime", "create_app"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
+GRACEFUL_STOP_SECONDS = 10.0
+BUSY_TEXT = "Too many requests in flight"
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 
@@ -62,7 +67,7 @@ def _runtime_answer(
     status: int,
     text: str,
     headers: dict[str, str] | None = None,
-    extra: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> HTTPResponse:
     """An answer the runtime makes itself (see ``answers.message``)."""
     answer = message(status, text, headers, extra)
@@ -83,6 +88,7 @@ class Runtime:
         self._compiled: dict[tuple[int, str], CompiledAction] = {}
         self._pending_log: list[LogEntry] = []
         self.live = self._build(self.store.generation())
+        self.relay: Relay  # set when the server starts (it needs the running loop)
 
     # -- building and swapping the live tables -----------------------------------------
 
@@ -143,6 +149,8 @@ class Runtime:
             settings["max_body_bytes"],
             settings["request_log_size"],
             settings["reload_interval"],
+            settings["action_timeout"],
+            settings["max_concurrent_actions"],
         )
 
     def refresh(self) -> bool:
@@ -151,6 +159,8 @@ class Runtime:
         if generation == self.live.generation:
             return False
         self.live = self._build(generation)
+        if hasattr(self, "relay"):
+            self.relay.cap = self.live.max_concurrent_actions
         return True
 
     async def watch(self, app: Sanic) -> None:
@@ -231,9 +241,15 @@ class Runtime:
                 try:
                     if action.is_async:
                         await action.run(req, res)
-                    else:
-                        action.run(req, res)
+                    else:  # on a relay lane: the loop keeps answering meanwhile
+                        limit = action.definition.timeout or live.action_timeout
+                        await self.relay.call(action.run, (req, res), limit)
                     status, headers, body, content_type = render_response(res)
+                except ActionTimeout:
+                    limit = action.definition.timeout or live.action_timeout
+                    response, error = self._timed_out(action.definition, stage, limit)
+                except Busy:
+                    response = _runtime_answer(503, BUSY_TEXT, {"Retry-After": "1"})
                 except Exception as exc:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
@@ -243,6 +259,18 @@ class Runtime:
         entry = (started, time.perf_counter(), stage_name, key, response.status, ran, error)
         self._pending_log.append(entry)
         return response
+
+    @staticmethod
+    def _timed_out(
+        definition: Definition, stage: StageTable, limit: float
+    ) -> tuple[HTTPResponse, str]:
+        """The 504 of an action past its time limit; dev callers learn which and when."""
+        seconds = int(limit) if limit == int(limit) else limit
+        name = f"{definition.app}/{definition.id}"
+        log.warning("action %s on %s timed out after %s s", name, stage.name, seconds)
+        extra = {"action": name, "timeoutSeconds": seconds} if stage.debug else {}
+        answer = _runtime_answer(504, "Endpoint request timed out", extra=extra)
+        return answer, f"{TIMEOUT_ERROR}: timed out after {seconds} s"
 
     @staticmethod
     def _action_failed(
@@ -318,6 +346,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     app.config.ACCESS_LOG = False
     app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
+    # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
+    app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
     app.ctx.runtime = runtime
     app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")
     app.add_route(runtime.handle, "/<rest:path>", methods=_ALL_METHODS, name="everything")
@@ -340,7 +370,11 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     @app.before_server_start
     async def _start_watching(app: Sanic) -> None:
         runtime.refresh()
-        watcher.append(asyncio.get_running_loop().create_task(runtime.watch(app)))
+        loop = asyncio.get_running_loop()
+        runtime.relay = Relay(
+            loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
+        )
+        watcher.append(loop.create_task(runtime.watch(app)))
 
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:
@@ -348,5 +382,10 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
             task.cancel()
         watcher.clear()
         runtime.flush_log()
+
+    @app.after_server_stop
+    async def _stopped(app: Sanic) -> None:
+        runtime.flush_log()  # the calls that were still in flight at the stop
+        runtime.relay.close()
 
     return app

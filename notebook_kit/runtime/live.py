@@ -66,3 +66,5 @@ class LiveState:
     max_body_bytes: int
     request_log_size: int
     reload_interval: float
+    action_timeout: float  # seconds, for definitions without their own
+    max_concurrent_actions: int
