@@ -50,6 +50,10 @@ ACTIONS = {
     ),
     "upstream": "res.body = http.get(req.queryStringParameters['url']).text\n",
     "sql": SLOW_SQL,
+    "dbsql": (  # the environment database, through the db built-in
+        "res.body = db.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
+        "SELECT count(*) AS n FROM c')\n"
+    ),
     "cblock": C_BLOCK,
     "nap": "import time\ntime.sleep(0.5)\nres.body = {'napped': True}\n",
 }
@@ -143,7 +147,7 @@ def cpu_seconds(pid: int) -> float:
 
 @pytest.mark.parametrize(
     ("kind", "bound"),
-    [("sleep", 0.05), ("upstream", 0.05), ("sql", 0.05), ("spin", 0.25)],
+    [("sleep", 0.05), ("upstream", 0.05), ("sql", 0.05), ("dbsql", 0.05), ("spin", 0.25)],
 )
 def test_other_calls_answer_while_an_action_blocks(
     start: Callable[..., ServerProcess],
@@ -195,7 +199,7 @@ def test_timeout_answer_on_dev_and_prod(start: Callable[..., ServerProcess]) -> 
     assert stats["prod", APP, "spin"]["errors"] == 0
 
 
-@pytest.mark.parametrize("kind", ["spin", "swallow"])
+@pytest.mark.parametrize("kind", ["spin", "swallow", "dbsql"])
 def test_runaway_stops_using_cpu(start: Callable[..., ServerProcess], kind: str) -> None:
     server = start()
     assert server.process is not None
