@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -207,6 +208,7 @@ def start(name: str, command: list[str], port: int, workdir: Path, env: dict[str
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=workdir,
             start_new_session=True,  # own process group, so stop() can reach every worker
         )
     return Server(name, process, port, log)
@@ -278,8 +280,10 @@ def check_same_answers(servers: list[Server], key: str) -> None:
 
 
 def run_cli(env: dict[str, str], *arguments: str) -> str:
-    command = [notebook_kit_command(), *arguments]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    command = [*notebook_kit_command(), *arguments]
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=300, cwd=env["NOTEBOOK_KIT_HOME"]
+    )
     if done.returncode != 0:
         raise BenchError(
             f"`notebook-kit {' '.join(arguments)}` failed:\n{done.stdout}{done.stderr}"
@@ -287,11 +291,13 @@ def run_cli(env: dict[str, str], *arguments: str) -> str:
     return done.stdout
 
 
-def notebook_kit_command() -> str:
-    found = shutil.which("notebook-kit")
-    if found is None:
-        raise BenchError("`notebook-kit` is not on PATH: install the package (pip install -e .)")
-    return found
+def notebook_kit_command() -> list[str]:
+    """``python -m notebook_kit``: this interpreter, honouring PYTHONPATH (so a checkout
+    other than the installed one can be measured: ``PYTHONPATH=/path/to/tree``). The
+    commands run in the temporary home, outside any source tree."""
+    if importlib.util.find_spec("notebook_kit") is None:
+        raise BenchError("notebook_kit is not importable: pip install -e . (or set PYTHONPATH)")
+    return [sys.executable, "-m", "notebook_kit"]
 
 
 def prepare_sample(home: Path, env: dict[str, str]) -> tuple[Path, str]:
@@ -325,7 +331,7 @@ def running_servers(args: argparse.Namespace, home: Path) -> Iterator[tuple[list
     if args.self_test:
         ours = bare
     else:
-        ours = [notebook_kit_command(), "serve", "--host", "127.0.0.1", "--workers"]
+        ours = [*notebook_kit_command(), "serve", "--host", "127.0.0.1", "--workers"]
         ours += [str(args.workers), "--port"]
     servers: list[Server] = []
     try:

@@ -106,11 +106,12 @@ class ActionsFunctions:
     def status(self) -> dict[str, list[dict[str, Any]]]:
         """The deployed actions per stage (``{"dev": [...], "prod": [...]}``), each as
         ``{"app", "id", "label", "method", "resource", "deploymentId", "requests",
-        "errors", "lastStatus", "lastRequestAt", "lastError", "lastErrorAt"}``.
+        "errors", "timeouts", "lastStatus", "lastRequestAt", "lastError", "lastErrorAt"}``.
 
         Counts cover the calls that reached the action; ``errors`` counts those where the
-        action raised (the caller got the runtime's 500) and ``lastError`` says what was
-        raised. Servers write the counts every reload interval, so they lag by that much.
+        action raised (the caller got the runtime's 500), ``timeouts`` those that ran past
+        their time limit (a 504), and ``lastError`` says what happened last. Servers write
+        the counts every reload interval, so they lag by that much.
         """
         store = _need_context(self._functions, "actions.status").store
         with _as_builtin_error("actions.status"):
@@ -129,6 +130,7 @@ class ActionsFunctions:
                             "deploymentId": deployment_id,
                             "requests": counts.get("requests", 0),
                             "errors": counts.get("errors", 0),
+                            "timeouts": counts.get("timeouts", 0),
                             "lastStatus": counts.get("lastStatus"),
                             "lastRequestAt": counts.get("lastRequestAt"),
                             "lastError": counts.get("lastError"),

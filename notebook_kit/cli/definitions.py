@@ -9,10 +9,15 @@ from typing import Any
 
 import click
 
-from ..domain.models import METHODS, Constant
+from ..domain.models import METHODS, Constant, validate_timeout
 from .output import echo_json, echo_table, read_file, workspace_of
 
 __all__ = ["copy", "create", "delete", "edit", "list_"]
+
+
+def _timeout(text: str) -> float | None:
+    """``--timeout``: seconds, or 'default' (the action_timeout setting)."""
+    return None if text.strip().lower() in ("", "default", "none") else validate_timeout(text)
 
 
 def _definition_options(function: Any) -> Any:
@@ -30,6 +35,13 @@ def _definition_options(function: Any) -> Any:
                 type=click.Path(dir_okay=False),
                 default=None,
                 help="Python file with user functions.",
+            ),
+            click.option(
+                "--timeout",
+                default=None,
+                metavar="SECONDS",
+                help="Seconds the action may run before a 504 (at most 3600); "
+                "'default' uses the action_timeout setting.",
             ),
             click.option(
                 "--const",
@@ -64,6 +76,7 @@ def create(
     content_type: str | None,
     requires_auth: bool | None,
     functions_file: str | None,
+    timeout: str | None,
     constants: tuple[str, ...],
 ) -> None:
     """Create a definition in APP (the application is created if new)."""
@@ -79,6 +92,7 @@ def create(
         requires_auth=True if requires_auth is None else requires_auth,
         functions=read_file(functions_file, "functions") or "",
         constants=[Constant.from_text(c) for c in constants],
+        timeout=None if timeout is None else _timeout(timeout),
     )
     click.echo(f"created {d.app}/{d.id}: {d.method} {d.resource}")
 
@@ -105,6 +119,7 @@ def edit(
     content_type: str | None,
     requires_auth: bool | None,
     functions_file: str | None,
+    timeout: str | None,
     constants: tuple[str, ...],
 ) -> None:
     """Change a definition; what is live changes at the next deploy."""
@@ -112,6 +127,8 @@ def edit(
     changes: dict[str, Any] = {}
     if content_type is not None:
         changes["content_type"] = content_type
+    if timeout is not None:
+        changes["timeout"] = _timeout(timeout)
     if constants:
         changes["constants"] = [Constant.from_text(c) for c in constants]
     d = ws.edit(

@@ -28,6 +28,7 @@ _DEFINITION_FIELDS = (
     "action",
     "functions",
     "constants",
+    "timeout",  # written only when set: files without it (and older files) import as None
 )
 
 
@@ -37,7 +38,12 @@ def to_document(app: Application, definitions: list[Definition]) -> dict[str, An
         "exported_at": now(),
         "application": app.to_dict(),
         "definitions": [
-            {k: v for k, v in d.to_dict().items() if k in _DEFINITION_FIELDS} for d in definitions
+            {
+                k: v
+                for k, v in d.to_dict().items()
+                if k in _DEFINITION_FIELDS and (v is not None or k != "timeout")
+            }
+            for d in definitions
         ],
     }
 

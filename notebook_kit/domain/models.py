@@ -6,19 +6,18 @@ Pure: no I/O. Every record validates itself when built, so an invalid one cannot
 from __future__ import annotations
 
 import enum
-import json
-import keyword
 import re
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..errors import ValidationError
 from .clock import now
+from .constants import CONSTANT_TYPES, Constant
 
 __all__ = [
     "APPLICATION_TYPE",
     "CONSTANT_TYPES",
+    "MAX_TIMEOUT",
     "METHODS",
     "Application",
     "Constant",
@@ -30,11 +29,11 @@ __all__ = [
     "now",
     "split_resource",
     "validate_id",
+    "validate_timeout",
 ]
 
 APPLICATION_TYPE = "REST API"
 METHODS = ("GET", "POST", "PUT", "DELETE", "OPTIONS")
-CONSTANT_TYPES = ("String", "Integer", "Decimal", "Boolean", "JSON")
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _LITERAL = re.compile(r"[A-Za-z0-9._~-]+")
@@ -122,108 +121,6 @@ def endpoint_url(base_url: str, stage: Stage | str, app: str, resource: str) -> 
     return f"{base_url.rstrip('/')}/{Stage.parse(stage)}/{app}/{resource}"
 
 
-def _a(noun: str) -> str:
-    """``noun`` with its indefinite article: 'a String', 'an Integer'."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
-def _check_constant_value(name: str, type_: str, value: Any) -> Any:
-    bad = ValidationError(f"constant {name}: {value!r} is not {_a(type_)}", field="constants")
-    if type_ == "String":
-        if not isinstance(value, str):
-            raise bad
-        return value
-    if type_ == "Integer":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise bad
-        return value
-    if type_ == "Decimal":
-        if isinstance(value, bool) or not isinstance(value, (int, str, Decimal, float)):
-            raise bad
-        try:
-            number = Decimal(repr(value) if isinstance(value, float) else value)
-        except InvalidOperation:
-            raise bad from None
-        if not number.is_finite():
-            raise bad
-        return number
-    if type_ == "Boolean":
-        if not isinstance(value, bool):
-            raise bad
-        return value
-    try:  # JSON
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        raise bad from None
-    return value
-
-
-@dataclass(frozen=True)
-class Constant:
-    """A named, typed constant of an action, reachable as ``const.NAME``."""
-
-    name: str
-    type: str
-    value: Any
-
-    def __post_init__(self) -> None:
-        if (
-            not isinstance(self.name, str)
-            or not _IDENTIFIER.fullmatch(self.name)
-            or (keyword.iskeyword(self.name))
-        ):
-            raise ValidationError(
-                f"constant name {self.name!r} must be an identifier, like MESSAGE_NOT_FOUND",
-                field="constants",
-            )
-        if self.type not in CONSTANT_TYPES:
-            raise ValidationError(
-                f"constant {self.name}: type {self.type!r} is not one of "
-                + ", ".join(CONSTANT_TYPES),
-                field="constants",
-            )
-        object.__setattr__(self, "value", _check_constant_value(self.name, self.type, self.value))
-
-    @classmethod
-    def from_text(cls, spec: str) -> Constant:
-        """Parse ``NAME:TYPE=VALUE`` (the CLI's ``--const``); VALUE is read per TYPE."""
-        head, sep, text = spec.partition("=")
-        name, colon, type_ = head.partition(":")
-        if not sep or not colon:
-            raise ValidationError(
-                f"constant {spec!r} must be written NAME:TYPE=VALUE", field="constants"
-            )
-        return cls.parse(name.strip(), type_.strip(), text)
-
-    @classmethod
-    def parse(cls, name: str, type_: str, text: str) -> Constant:
-        """Build a constant from the text a person typed for its value."""
-        value: Any = text
-        try:
-            if type_ == "Integer":
-                value = int(text.strip())
-            elif type_ == "Boolean":
-                lowered = text.strip().lower()
-                if lowered not in ("true", "false"):
-                    raise ValueError
-                value = lowered == "true"
-            elif type_ == "JSON":
-                value = json.loads(text)
-        except ValueError:
-            raise ValidationError(
-                f"constant {name}: {text!r} is not {_a(type_)}", field="constants"
-            ) from None
-        return cls(name, type_, value)
-
-    def to_dict(self) -> dict[str, Any]:
-        value = str(self.value) if self.type == "Decimal" else self.value
-        return {"name": self.name, "type": self.type, "value": value}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Constant:
-        return cls(data["name"], data["type"], data["value"])
-
-
 @dataclass(frozen=True)
 class Application:
     """An application definition of type "REST API"; its ID is the URL's {rest_api_id}."""
@@ -251,6 +148,24 @@ class Application:
         return cls(data["id"], data.get("label") or "", data.get("type", APPLICATION_TYPE))
 
 
+MAX_TIMEOUT = 3600
+
+
+def validate_timeout(value: object) -> float | None:
+    """A definition's time limit: None (the setting's), or seconds in (0, 3600]."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value) if isinstance(value, (str, int, float)) else None
+    except ValueError:
+        seconds = None
+    if seconds is None or isinstance(value, bool) or not 0 < seconds <= MAX_TIMEOUT:
+        raise ValidationError(
+            f"timeout must be seconds, more than 0 and at most {MAX_TIMEOUT}", field="timeout"
+        )
+    return seconds
+
+
 @dataclass(frozen=True)
 class Definition:
     """A REST API definition: one method on one resource, and the action that answers it."""
@@ -267,6 +182,8 @@ class Definition:
     constants: tuple[Constant, ...] = ()
     created_at: str = field(default_factory=now)
     updated_at: str = field(default_factory=now)
+    # Seconds the action may run (a 504 past it); None: the action_timeout setting.
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         validate_id(self.app, "application ID")
@@ -301,6 +218,7 @@ class Definition:
         if duplicates:
             raise ValidationError(f"constant {duplicates[0]} is defined twice", field="constants")
         object.__setattr__(self, "constants", constants)
+        object.__setattr__(self, "timeout", validate_timeout(self.timeout))
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -332,6 +250,7 @@ class Definition:
             "action": self.action,
             "functions": self.functions,
             "constants": [c.to_dict() for c in self.constants],
+            "timeout": self.timeout,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
@@ -350,6 +269,7 @@ class Definition:
             requires_auth=data.get("requires_auth", True),
             functions=data.get("functions", ""),
             constants=tuple(Constant.from_dict(c) for c in data.get("constants", ())),
+            timeout=data.get("timeout"),
             **extra,
         )
 

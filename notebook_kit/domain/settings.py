@@ -131,6 +131,18 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_float,
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
+    Setting(
+        "action_timeout",
+        29.0,
+        "Seconds an action may run before its caller gets a 504 (a definition may set its own).",
+        _positive_float,
+    ),
+    Setting(
+        "max_concurrent_actions",
+        64,
+        "Synchronous actions one worker runs at once; past it a call waits up to 1 s, then 503.",
+        _positive_int,
+    ),
     # -- built-ins: mail, OAuth2, the environment database, outside HTTP calls --------
     Setting(
         "smtp_host", None, "SMTP server that fn.sendMail uses; unset disables mail.", _optional_text

@@ -9,7 +9,7 @@ Sanic glue in ``app.py`` turns an ``Answer`` into its response.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import ConflictError, NotFoundError, ValidationError
 
@@ -34,7 +34,7 @@ def message(
     status: int,
     text: str,
     headers: dict[str, str] | None = None,
-    extra: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Answer:
     """JSON ``{"message": text, **extra}`` that a browser on any origin may read."""
     body = json.dumps({"message": text, **(extra or {})}).encode()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -26,21 +25,21 @@ from sanic.request import Request
 from sanic.response import HTTPResponse
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
-from ..builtins.presign import PREFIX as FILES_PREFIX
 from ..builtins.presign import use_serving_request
 from ..domain.actions import CompiledAction, compile_action
 from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Application, Definition, Stage
-from ..domain.openapi import OPENAPI_PREFIX, build_document
 from ..domain.routing import RouteTable
-from ..store.request_log import action_counters
-from .answers import CORS, Answer, message
-from .file_links import answer_file_link
+from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .http_guard import GuardedRequest, apply_timeouts, timeout_status
+from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
-from .responses import ActionAnswer, RuntimeAnswer, UntypedActionAnswer
+from .relay import Busy, Relay
+from .reserved import ReservedPaths, runtime_answer
+from .responses import ActionAnswer, UntypedActionAnswer
 from .store_guard import protect_store
+from .watchdog import StuckWorker
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -51,8 +50,9 @@ log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
 _TIMEOUT = "Request Timeout"
+GRACEFUL_STOP_SECONDS = 10.0
+BUSY_TEXT = "Too many requests in flight"
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
-FILES_SEGMENT = FILES_PREFIX.strip("/")  # presigned links; never a stage name
 
 
 def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> bool:
@@ -71,29 +71,6 @@ def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
     return retry_after(wait) if wait else ""
 
 
-def _is_asterisk(parts: list[str]) -> bool:
-    """``OPTIONS * HTTP/1.1`` (RFC 9110 9.3.7, about the server itself): no leading '/'."""
-    return len(parts) < 2
-
-
-def _asterisk(method: str) -> HTTPResponse:
-    """``OPTIONS *``: 200 with the methods the server answers; any other method: 400."""
-    if method == "OPTIONS":
-        return _runtime_answer(200, "OK", {"Allow": "GET, POST, PUT, DELETE, OPTIONS"})
-    return _runtime_answer(400, "Bad Request")
-
-
-def _runtime_answer(
-    status: int,
-    text: str,
-    headers: dict[str, str] | None = None,
-    extra: dict[str, str] | None = None,
-) -> HTTPResponse:
-    """An answer the runtime makes itself (see ``answers.message``)."""
-    answer = message(status, text, headers, extra)
-    return RuntimeAnswer(answer.body, status, answer.headers, answer.content_type)
-
-
 class Runtime:
     """The live state of one worker and the request handler that reads it."""
 
@@ -105,10 +82,12 @@ class Runtime:
         self._settings: dict[str, Any] = workspace.settings()
         self.context = BuiltinContext(self.store, workspace.home, lambda: self._settings)
         self._environment = ActionEnvironment(self.context)
+        self._reserved = ReservedPaths(self.context)
         self._compiled: dict[tuple[int, str], CompiledAction] = {}
         self._pending_log: list[LogEntry] = []
         self._limiters: dict[str, RateLimiter | None] = {}  # kept across reloads
         self.live = self._build(self.store.generation())
+        self.relay: Relay  # set when the server starts (it needs the running loop)
 
     # -- building and swapping the live tables -----------------------------------------
 
@@ -174,6 +153,8 @@ class Runtime:
             settings["max_body_bytes"],
             settings["request_log_size"],
             settings["reload_interval"],
+            settings["action_timeout"],
+            settings["max_concurrent_actions"],
             settings["request_timeout"],
         )
 
@@ -183,6 +164,8 @@ class Runtime:
         if generation == self.live.generation:
             return False
         self.live = self._build(generation)
+        if hasattr(self, "relay"):
+            self.relay.cap = self.live.max_concurrent_actions
         return True
 
     async def watch(self, app: Sanic) -> None:
@@ -239,7 +222,7 @@ class Runtime:
         method = request.method
         if stage is None:
             stage_name, key = parts[min(1, len(parts) - 1)], (method, path)  # "*": no "/"
-            response = await self._reserved(request, live, parts)
+            response = await self._reserved.answer(request, live, parts)
         else:
             stage_name = stage.name
             try:
@@ -247,14 +230,14 @@ class Runtime:
             except KeyError:
                 match, key, action_key = stage.match(method, path, parts)
             if match is None:
-                response = _runtime_answer(404, "Not Found")
+                response = runtime_answer(404, "Not Found")
             elif (action := match.endpoint) is None:
                 allow = {"Allow": ", ".join(match.allowed)}
-                response = _runtime_answer(405, "Method Not Allowed", allow)
+                response = runtime_answer(405, "Method Not Allowed", allow)
             elif stage.limiter is not None and (wait := _limited(stage.limiter, request, started)):
-                response = _runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
+                response = runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
             elif action.definition.requires_auth and not _has_key(request, stage.key):
-                response = _runtime_answer(403, "Forbidden")
+                response = runtime_answer(403, "Forbidden")
             else:
                 ran = action_key
                 req = ActionRequest(
@@ -270,9 +253,15 @@ class Runtime:
                 try:
                     if action.is_async:
                         await action.run(req, res)
-                    else:
-                        action.run(req, res)
+                    else:  # on a relay lane: the loop keeps answering meanwhile
+                        limit = action.definition.timeout or live.action_timeout
+                        await self.relay.call(action.run, (req, res), limit)
                     status, headers, body, content_type = render_response(res)
+                except ActionTimeout:
+                    limit = action.definition.timeout or live.action_timeout
+                    response, error = self._timed_out(action.definition, stage, limit)
+                except Busy:
+                    response = runtime_answer(503, BUSY_TEXT, {"Retry-After": "1"})
                 except Exception as exc:
                     response, error = self._action_failed(action.definition, stage, exc)
                 else:
@@ -284,6 +273,18 @@ class Runtime:
         return response
 
     @staticmethod
+    def _timed_out(
+        definition: Definition, stage: StageTable, limit: float
+    ) -> tuple[HTTPResponse, str]:
+        """The 504 of an action past its time limit; dev callers learn which and when."""
+        seconds = int(limit) if limit == int(limit) else limit
+        name = f"{definition.app}/{definition.id}"
+        log.warning("action %s on %s timed out after %s s", name, stage.name, seconds)
+        extra = {"action": name, "timeoutSeconds": seconds} if stage.debug else {}
+        answer = runtime_answer(504, "Endpoint request timed out", extra=extra)
+        return answer, f"{TIMEOUT_ERROR}: timed out after {seconds} s"
+
+    @staticmethod
     def _action_failed(
         definition: Definition, stage: StageTable, exc: Exception
     ) -> tuple[HTTPResponse, str]:
@@ -291,48 +292,7 @@ class Runtime:
         log.exception("action %s/%s failed on %s", definition.app, definition.id, stage.name)
         error = f"{type(exc).__name__}: {exc}"
         extra = {"error": error} if stage.debug else {}
-        return _runtime_answer(500, "Internal server error", extra=extra), error
-
-    async def _reserved(self, request: Request, live: LiveState, parts: list[str]) -> HTTPResponse:
-        """Paths outside the stages: the OpenAPI documents, presigned files, else 404."""
-        if _is_asterisk(parts):
-            return _asterisk(request.method)
-        if parts[1] == OPENAPI_PREFIX:
-            return self._openapi(request, live, parts[2:])
-        if parts[1] == FILES_SEGMENT:
-            return await self._files(request)
-        return _runtime_answer(404, "Not Found")
-
-    def _openapi(self, request: Request, live: LiveState, rest: list[str]) -> HTTPResponse:
-        """``GET /_openapi/{stage}/{app}.json``: the document of what ``live`` serves."""
-        stage = live.stages.get(rest[0]) if len(rest) == 2 else None
-        app = rest[1].removesuffix(".json") if stage is not None else ""
-        if stage is None or not rest[1].endswith(".json") or app not in stage.published:
-            return _runtime_answer(404, "Not Found")
-        if request.method not in ("GET", "HEAD"):
-            return _runtime_answer(405, "Method Not Allowed", {"Allow": "GET, HEAD"})
-        application, deployment_id, definitions = stage.published[app]
-        base_url = f"{request.scheme}://{request.host}"
-        document = build_document(application, stage.name, definitions, base_url, deployment_id)
-        return RuntimeAnswer(json.dumps(document, indent=2), 200, dict(CORS), "application/json")
-
-    async def _files(self, request: Request) -> HTTPResponse:
-        """``/_files/{path}?...``: a presigned link (see file_links.py), answered off the
-        event loop since it reads or writes a file."""
-        args = request.args
-        loop = asyncio.get_running_loop()
-        answer: Answer = await loop.run_in_executor(
-            None,
-            answer_file_link,
-            self.context,
-            request.method,
-            request.path,
-            args.get("expires"),
-            args.get("signature"),
-            request.body,
-            request.headers.get("content-type"),
-        )
-        return RuntimeAnswer(answer.body, answer.status, answer.headers, answer.content_type)
+        return runtime_answer(500, "Internal server error", extra=extra), error
 
 
 def _serving_request() -> Request | None:
@@ -361,6 +321,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
     apply_timeouts(app.config, runtime.live.request_timeout)
+    # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
+    app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
     app.ctx.runtime = runtime
     app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")
     app.add_route(runtime.handle, "/<rest:path>", methods=_ALL_METHODS, name="everything")
@@ -368,7 +330,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     @app.exception(PayloadTooLarge)
     async def _too_large(request: Request, exc: Exception) -> HTTPResponse:
         limit = runtime.live.max_body_bytes
-        return _runtime_answer(413, f"Request body is larger than {limit} bytes")
+        return runtime_answer(413, f"Request body is larger than {limit} bytes")
 
     @app.exception(Exception)
     async def _unexpected(request: Request, exc: Exception) -> HTTPResponse:
@@ -376,15 +338,19 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         status = timeout_status(request, exc) or status
         if status >= 500:
             log.exception("unexpected error", exc_info=exc)
-            return _runtime_answer(500, "Internal server error")
-        return _runtime_answer(status, _TIMEOUT if status == 408 else str(exc) or "Bad Request")
+            return runtime_answer(500, "Internal server error")
+        return runtime_answer(status, _TIMEOUT if status == 408 else str(exc) or "Bad Request")
 
     watcher: list[asyncio.Task[None]] = []
 
     @app.before_server_start
     async def _start_watching(app: Sanic) -> None:
         runtime.refresh()
-        watcher.append(asyncio.get_running_loop().create_task(runtime.watch(app)))
+        loop = asyncio.get_running_loop()
+        runtime.relay = Relay(
+            loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
+        )
+        watcher.append(loop.create_task(runtime.watch(app)))
 
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:
@@ -392,5 +358,10 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
             task.cancel()
         watcher.clear()
         runtime.flush_log()
+
+    @app.after_server_stop
+    async def _stopped(app: Sanic) -> None:
+        runtime.flush_log()  # the calls that were still in flight at the stop
+        runtime.relay.close()
 
     return app

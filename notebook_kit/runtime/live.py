@@ -69,4 +69,6 @@ class LiveState:
     max_body_bytes: int
     request_log_size: int
     reload_interval: float
+    action_timeout: float  # seconds, for definitions without their own
+    max_concurrent_actions: int
     request_timeout: float = 60.0

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.models import Stage
 from ..errors import ServerError
+from .watchdog import exit_status
 
 if TYPE_CHECKING:
     from sanic import Sanic
@@ -85,6 +86,9 @@ def serve(
         Sanic.serve_single(primary=app)
     else:
         Sanic.serve(primary=app, app_loader=loader)
+    status = exit_status()
+    if status:  # an action could not be stopped: ask a supervisor for a fresh process
+        raise SystemExit(status)
 
 
 def check_address(host: str, port: int) -> None:

@@ -16,11 +16,14 @@ from typing import Any
 from ..domain.clock import iso_time
 from .connection import StoreConnection
 
-__all__ = ["ActionStats", "RequestLog", "action_counters"]
+__all__ = ["TIMEOUT_ERROR", "ActionStats", "RequestLog", "action_counters"]
+
+# How a runtime entry's error starts when the action ran past its time limit (a 504).
+TIMEOUT_ERROR = "ActionTimeout"
 
 # What a batch adds to one action's counters: (stage, app, API ID, requests, errors,
-# last status, last request at, last error or None, last error at or None).
-ActionStats = tuple[str, str, str, int, int, int, str, str | None, str | None]
+# last status, last request at, last error or None, last error at or None, timeouts).
+ActionStats = tuple[str, str, str, int, int, int, str, str | None, str | None, int]
 
 
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -53,8 +56,11 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
     counts = Counter(map(_ran_action, entries))
     last = dict(zip(map(_ran_action, entries), entries, strict=True))
     last.pop(None, None)
-    failed = list(filter(_failed, entries))  # only requests whose action raised
+    failed = list(filter(_failed, entries))  # only requests whose action raised or timed out
+    timed_out = [e for e in failed if e[6].startswith(TIMEOUT_ERROR)] if failed else []
+    timeout_counts = Counter(map(_ran_action, timed_out))
     error_counts = Counter(map(_ran_action, failed))
+    error_counts.subtract(timeout_counts)  # errors: the action raised
     last_error = dict(zip(map(_ran_action, failed), failed, strict=True))
     return [
         (
@@ -65,6 +71,7 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
             iso_time(wall + entry[0]),
             error[6][:2000] if error else None,
             iso_time(wall + error[0]) if error else None,
+            timeout_counts[key],
         )
         for key, entry in last.items()
         for error in (last_error.get(key),)
@@ -101,17 +108,19 @@ class RequestLog:
         two clock readings and anything after the status ignored.
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
-        last status, last request at, last error or None, last error at or None).
+        last status, last request at, last error or None, last error at or None[,
+        timeouts]).
         """
         db = self._db
         with db.transaction(self):
             db.connection().executemany(
                 "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
-                "last_status, last_request_at, last_error, last_error_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "last_status, last_request_at, last_error, last_error_at, timeouts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (stage, app_id, api_id) DO UPDATE SET "
                 "requests = action_stats.requests + excluded.requests, "
                 "errors = action_stats.errors + excluded.errors, "
+                "timeouts = action_stats.timeouts + excluded.timeouts, "
                 "last_status = excluded.last_status, "
                 "last_request_at = excluded.last_request_at, "
                 "last_error = COALESCE(excluded.last_error, action_stats.last_error), "
@@ -153,6 +162,7 @@ class RequestLog:
             (r["stage"], r["app_id"], r["api_id"]): {
                 "requests": r["requests"],
                 "errors": r["errors"],
+                "timeouts": r["timeouts"],
                 "lastStatus": r["last_status"],
                 "lastRequestAt": r["last_request_at"],
                 "lastError": r["last_error"],

@@ -86,6 +86,12 @@ MIGRATIONS: tuple[str, ...] = (
         WHERE older.id <= request_log_batches.id);
     CREATE INDEX request_log_batches_by_upto ON request_log_batches (upto);
     """,
+    # Issue 11: a definition's own time limit (NULL: the action_timeout setting), and how
+    # many calls of an action ran past theirs.
+    """
+    ALTER TABLE definitions ADD COLUMN timeout REAL;
+    ALTER TABLE action_stats ADD COLUMN timeouts INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

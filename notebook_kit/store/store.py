@@ -60,6 +60,7 @@ def _definition_from_row(row: sqlite3.Row) -> Definition:
             "constants": json.loads(row["constants"]),
             "created_at": row["created_at"],
             "updated_at": row["updated_at"],
+            "timeout": row["timeout"],
         }
     )
 
@@ -79,6 +80,7 @@ def _definition_values(d: Definition) -> tuple[Any, ...]:
         constants,
         d.created_at,
         d.updated_at,
+        d.timeout,
     )
 
 
@@ -190,7 +192,7 @@ class Store:
         self._db.write(
             "INSERT INTO definitions (app_id, api_id, label, method, resource, "
             "content_type, requires_auth, action, functions, constants, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "updated_at, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             _definition_values(d),
         )
 

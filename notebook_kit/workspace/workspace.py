@@ -161,20 +161,12 @@ class Workspace:
         requires_auth: bool = True,
         functions: str = "",
         constants: Iterable[Constant] = (),
+        timeout: float | None = None,
     ) -> Definition:
-        """Create a definition (and its application, if new). Refused whole if invalid."""
-        definition = Definition(
-            app,
-            api_id,
-            label,
-            method,
-            resource,
-            action,
-            content_type,
-            requires_auth,
-            functions,
-            tuple(constants),
-        )
+        """Create a definition (and its application, if new). Refused whole if invalid.
+        ``timeout``: seconds its action may run (None: the ``action_timeout`` setting)."""
+        given = (app, api_id, label, method, resource, action, content_type, requires_auth)
+        definition = Definition(*given, functions, tuple(constants), timeout=timeout)
         return insert_definition(self.store, definition)
 
     def edit(
@@ -191,8 +183,10 @@ class Workspace:
         requires_auth: bool | None = None,
         functions: str | None = None,
         constants: Iterable[Constant] | None = None,
+        timeout: float | None = _UNSET,
     ) -> Definition:
-        """Change a definition (its ID too). What is live changes only at the next deploy."""
+        """Change a definition (its ID too). What is live changes only at the next deploy.
+        ``timeout=None`` goes back to the ``action_timeout`` setting."""
         given = {
             "id": new_id,
             "label": label,
@@ -206,6 +200,8 @@ class Workspace:
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         if content_type is not _UNSET:
             changes["content_type"] = content_type
+        if timeout is not _UNSET:
+            changes["timeout"] = timeout
         return change_definition(self.store, app, api_id, changes)
 
     def delete(self, app: str, api_id: str) -> None:

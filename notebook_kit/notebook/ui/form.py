@@ -23,6 +23,7 @@ FIELDS = (
     "method",
     "resource",
     "content_type",
+    "timeout",
     "constants",
     "action",
     "functions",
@@ -62,6 +63,10 @@ class DefinitionForm(widgets.VBox):
         self.resource = widgets.Text(placeholder="e.g. employee/{id}", layout=wide)
         self.content_type = widgets.Text(placeholder="e.g. application/json", layout=wide)
         self.requires_auth = widgets.Checkbox(value=True, description="requires authentication")
+        # Blank: the action_timeout setting (seconds before the caller gets a 504).
+        self.timeout = widgets.Text(
+            placeholder="blank = default", layout=widgets.Layout(width="8em")
+        )
         self.constants = ConstantRows()
         code = widgets.Layout(width="100%", height="14em")
         self.action = widgets.Textarea(
@@ -82,6 +87,7 @@ class DefinitionForm(widgets.VBox):
             (self.resource, "nk-field-resource"),
             (self.content_type, "nk-field-content-type"),
             (self.requires_auth, "nk-field-auth"),
+            (self.timeout, "nk-field-timeout"),
             (self.action, "nk-action"),
             (self.functions, "nk-functions"),
             (self.save, "nk-save"),
@@ -99,6 +105,7 @@ class DefinitionForm(widgets.VBox):
                 _labelled("Method", self.method, self.errors["method"]),
                 _labelled("Resource", self.resource, self.errors["resource"]),
                 _labelled("Content type", self.content_type, self.errors["content_type"]),
+                _labelled("Timeout (s)", self.timeout, self.errors["timeout"]),
                 self.requires_auth,
                 widgets.HTML("<b>Constants</b> (const.NAME in the action)"),
                 self.constants,
@@ -123,6 +130,7 @@ class DefinitionForm(widgets.VBox):
         self.title.value = "<h4>New definition</h4>"
         self.id.value = self.label.value = self.resource.value = ""
         self.content_type.value = self.action.value = self.functions.value = ""
+        self.timeout.value = ""
         self.method.value = "GET"
         self.requires_auth.value = True
         self.constants.set_constants(())
@@ -141,6 +149,7 @@ class DefinitionForm(widgets.VBox):
         self.resource.value = definition.resource
         self.content_type.value = definition.content_type or ""
         self.requires_auth.value = definition.requires_auth
+        self.timeout.value = "" if definition.timeout is None else f"{definition.timeout:g}"
         self.constants.set_constants(definition.constants)
         self.action.value = definition.action
         self.functions.value = definition.functions
@@ -187,6 +196,7 @@ class DefinitionForm(widgets.VBox):
             "action": self.action.value,
             "content_type": self.content_type.value.strip() or None,
             "requires_auth": self.requires_auth.value,
+            "timeout": self.timeout.value.strip() or None,  # text: the core validates it
             "functions": self.functions.value,
             "constants": self.constants.constants(),
         }

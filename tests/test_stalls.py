@@ -1,0 +1,274 @@
+"""Actions never stall the server (issue 11): a real ``notebook-kit serve`` over real HTTP.
+
+With one worker, a sleeping, hanging, spinning or querying action leaves the other
+definitions answering; past its time limit it is answered 504 and stopped; an action that
+cannot be stopped gets its worker replaced; a full worker says 503; SIGTERM drains.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from polling import wait_until
+
+from notebook_kit.runtime.server import ServerProcess
+from notebook_kit.workspace.workspace import Workspace
+
+APP = "stall"
+CALC = b'{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
+SLOW_SQL = (
+    "import sqlite3\n"
+    "c = sqlite3.connect(':memory:')\n"
+    "q = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c'\n"
+    "res.body = {'n': c.execute(q).fetchone()[0]}\n"
+)
+# A C call that never returns and that no signal ends: glibc's pthread_cond_wait retries
+# after EINTR, and the GIL is released meanwhile, so only this lane is lost.
+C_BLOCK = (
+    "import ctypes\n"
+    "libc = ctypes.CDLL(None)\n"
+    "mutex, cond = ctypes.create_string_buffer(64), ctypes.create_string_buffer(64)\n"
+    "libc.pthread_mutex_lock(mutex)\n"
+    "libc.pthread_cond_wait(cond, mutex)\n"
+)
+ACTIONS = {
+    "sleep": "import time\ntime.sleep(30)\n",
+    "spin": "while True:\n    pass\n",
+    "swallow": (
+        "import time\nwhile True:\n    try:\n        time.sleep(30)\n"
+        "    except Exception:\n        pass\n"
+    ),
+    "upstream": "res.body = http.get(req.queryStringParameters['url']).text\n",
+    "sql": SLOW_SQL,
+    "dbsql": (  # the environment database, through the db built-in
+        "res.body = db.query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) "
+        "SELECT count(*) AS n FROM c')\n"
+    ),
+    "cblock": C_BLOCK,
+    "nap": "import time\ntime.sleep(0.5)\nres.body = {'napped': True}\n",
+}
+
+
+@pytest.fixture(scope="module")
+def silent_upstream() -> Iterator[str]:
+    """A server that accepts connections and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+@pytest.fixture(scope="module")
+def stall_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workspace = Workspace(tmp_path_factory.mktemp("stall") / "workspace")
+    workspace.install_sample()
+    for name, action in ACTIONS.items():
+        workspace.create(
+            APP, name, label=name, method="GET", resource=name, action=action, requires_auth=False
+        )
+    workspace.edit(APP, "sleep", timeout=2)
+    workspace.edit(APP, "nap", timeout=5)
+    workspace.set_setting("action_timeout", "1")
+    workspace.set_setting("http_timeout", "60")
+    workspace.deploy(APP, "dev")
+    workspace.deploy(APP, "prod")
+    return workspace.home
+
+
+@pytest.fixture
+def start(stall_home: Path) -> Iterator[Callable[..., ServerProcess]]:
+    started: list[ServerProcess] = []
+
+    def run(workers: int = 1) -> ServerProcess:
+        server = ServerProcess(stall_home, workers=workers).start()
+        started.append(server)
+        return server
+
+    yield run
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def dev_key(stall_home: Path) -> str:
+    return Workspace(stall_home).keys()["dev"]
+
+
+def calculator_latencies(url: str, key: str, seconds: float) -> list[float]:
+    """Sequential calculator calls for ``seconds``: each one's latency (all must be 200)."""
+    latencies = []
+    headers = {"x-api-key": key, "Content-Type": "application/json"}
+    with httpx.Client(base_url=url, timeout=10) as client:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            began = time.perf_counter()
+            answer = client.post("/dev/restapi_sample/calculator", content=CALC, headers=headers)
+            latencies.append(time.perf_counter() - began)
+            assert answer.status_code == 200, answer.text
+            time.sleep(0.01)
+    return latencies
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.parametrize(
+    ("kind", "bound"),
+    [("sleep", 0.05), ("upstream", 0.05), ("sql", 0.05), ("dbsql", 0.05), ("spin", 0.25)],
+)
+def test_other_calls_answer_while_an_action_blocks(
+    start: Callable[..., ServerProcess],
+    dev_key: str,
+    silent_upstream: str,
+    kind: str,
+    bound: float,
+) -> None:
+    server = start()
+    with ThreadPoolExecutor(1) as pool:
+        params = {"url": silent_upstream} if kind == "upstream" else {}
+        blocked = pool.submit(
+            httpx.get, f"{server.url}/dev/{APP}/{kind}", params=params, timeout=10
+        )
+        time.sleep(0.1)  # the blocking call is in
+        latencies = calculator_latencies(server.url, dev_key, 0.8)
+        slow = blocked.result()
+    assert len(latencies) >= 20
+    assert p99(latencies) < bound, [round(x, 3) for x in latencies]
+    assert slow.status_code == 504, slow.text
+
+
+def test_timeout_answer_on_dev_and_prod(start: Callable[..., ServerProcess]) -> None:
+    server = start()
+    began = time.monotonic()
+    dev = httpx.get(f"{server.url}/dev/{APP}/sleep", timeout=10)
+    took = time.monotonic() - began
+    assert dev.status_code == 504
+    assert 1.9 < took < 3.5  # the definition's own 2 s, not the 1 s setting
+    assert dev.headers["access-control-allow-origin"] == "*"
+    assert dev.json() == {
+        "message": "Endpoint request timed out",
+        "action": f"{APP}/sleep",
+        "timeoutSeconds": 2,
+    }
+    prod = httpx.get(f"{server.url}/prod/{APP}/spin", timeout=10)
+    assert prod.status_code == 504
+    assert prod.json() == {"message": "Endpoint request timed out"}
+    server.stop()
+    log = Workspace(server.home).request_log()
+    assert {(r["path"], r["status"]) for r in log} >= {
+        (f"/dev/{APP}/sleep", 504),
+        (f"/prod/{APP}/spin", 504),
+    }
+    stats = Workspace(server.home).store.action_stats()
+    assert stats["dev", APP, "sleep"]["timeouts"] >= 1
+    assert stats["dev", APP, "sleep"]["lastError"].startswith("ActionTimeout")
+    assert stats["prod", APP, "spin"]["timeouts"] >= 1
+    assert stats["prod", APP, "spin"]["errors"] == 0
+
+
+@pytest.mark.parametrize("kind", ["spin", "swallow", "dbsql"])
+def test_runaway_stops_using_cpu(start: Callable[..., ServerProcess], kind: str) -> None:
+    server = start()
+    assert server.process is not None
+    answer = httpx.get(f"{server.url}/dev/{APP}/{kind}", timeout=10)
+    assert answer.status_code == 504
+    time.sleep(1.0)
+    before = cpu_seconds(server.process.pid)
+    time.sleep(1.0)
+    assert cpu_seconds(server.process.pid) - before < 0.2  # idle: the runaway was stopped
+
+
+def test_stuck_worker_is_replaced(start: Callable[..., ServerProcess], dev_key: str) -> None:
+    server = start(workers=2)
+    answer = httpx.get(f"{server.url}/dev/{APP}/cblock", timeout=10)
+    assert answer.status_code == 504
+    wait_until(lambda: "asks to be replaced" in server.log_path.read_text(), within=5)
+    found = re.search(r"\(pid (\d+)\) asks to be replaced", server.log_path.read_text())
+    assert found, server.log_path.read_text()
+    stuck = Path(f"/proc/{found.group(1)}")
+    calculator_latencies(server.url, dev_key, 2.0)  # all answered 200 through the swap
+    wait_until(lambda: not stuck.exists() or "zombie" in (stuck / "status").read_text(), 15)
+    calculator_latencies(server.url, dev_key, 0.5)
+    assert server.running
+
+
+def test_stuck_single_process_exits_for_a_supervisor(start: Callable[..., ServerProcess]) -> None:
+    server = start()
+    assert server.process is not None
+    answer = httpx.get(f"{server.url}/dev/{APP}/cblock", timeout=10)
+    assert answer.status_code == 504
+    assert server.process.wait(timeout=20) == 70
+    assert "so a supervisor restarts it" in server.log_path.read_text(errors="replace")
+
+
+def test_full_worker_answers_503(start: Callable[..., ServerProcess], stall_home: Path) -> None:
+    workspace = Workspace(stall_home)
+    workspace.set_setting("max_concurrent_actions", "2")
+    try:
+        server = start()
+        url = f"{server.url}/dev/{APP}/nap"
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: httpx.get(url, timeout=10), range(8)))
+    finally:
+        workspace.set_setting("max_concurrent_actions", None)
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(200) >= 2
+    assert 503 in statuses
+    busy = next(a for a in answers if a.status_code == 503)
+    assert busy.json() == {"message": "Too many requests in flight"}
+    assert busy.headers["retry-after"] == "1"
+    assert busy.headers["access-control-allow-origin"] == "*"
+
+
+def test_sigterm_drains_calls_in_flight(start: Callable[..., ServerProcess]) -> None:
+    def naps() -> int:
+        return sum(r["path"].endswith("/nap") for r in Workspace(server.home).request_log())
+
+    server = start()
+    assert server.process is not None
+    before = naps()
+    url = f"{server.url}/dev/{APP}/nap"
+    clients = [httpx.Client(timeout=10) for _ in range(6)]  # made before: they are slow
+    with ThreadPoolExecutor(6) as pool:
+        calls = [pool.submit(client.get, url) for client in clients]
+        time.sleep(0.3)
+        server.process.send_signal(signal.SIGTERM)
+        answers = [call.result() for call in calls]
+    for client in clients:
+        client.close()
+    assert [a.status_code for a in answers] == [200] * 6
+    assert server.process.wait(timeout=15) == 0
+    assert naps() == before + 6
