@@ -2,11 +2,14 @@
 # Set up a fresh machine and run every check: lint, format, types, the whole test suite.
 # This is the README's test command; .ci/run calls it, so CI proves the README.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh -m "not slow"`).
+# Outside a virtual environment it makes and uses .venv/ here (Debian's python3 refuses
+# pip installs into the system: "externally-managed-environment").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: Chromium for the browser tests, PostgreSQL for the database tests,
-# wrk for the benchmark, Node.js and npm for the editor bundle. Installed only where missing.
+# wrk for the benchmark, Node.js and npm for the editor bundle, python3-venv where
+# `python3 -m venv` cannot make an environment. Installed only where missing.
 need=()
 for package in chromium postgresql wrk git; do
   dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
@@ -16,15 +19,20 @@ done
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   need+=(nodejs npm)
 fi
+if [ -z "${VIRTUAL_ENV:-}" ] && [ ! -x .venv/bin/python ] \
+  && ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+  need+=(python3-venv)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+source scripts/venv.sh
+python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-ruff check notebook_kit tests bench
-ruff format --check notebook_kit tests bench
-mypy notebook_kit --ignore-missing-imports
-python3 -m pytest "$@"
+python -m ruff check notebook_kit tests bench
+python -m ruff format --check notebook_kit tests bench
+python -m mypy notebook_kit --ignore-missing-imports
+python -m pytest "$@"

@@ -90,3 +90,34 @@ def test_binder_environment_installs_and_runs_quickstart(tmp_path: Path) -> None
         tmp_path,
     )
     assert "QUICKSTART-OK" in out
+
+
+def test_readme_first_command_installs_what_the_notebooks_import(tmp_path: Path) -> None:
+    """``bash scripts/run.sh`` up to launching JupyterLab, from a copy of the repository
+    outside any environment: it makes ``.venv``, installs ``.[notebook]`` there, and every
+    module the shipped notebooks import then imports in that environment."""
+    from test_notebook_extra import NOTEBOOKS, notebook_imports
+
+    checkout = tmp_path / "repo"
+    shutil.copytree(REPO, checkout, ignore=_SKIP)
+    run_sh = (checkout / "scripts" / "run.sh").read_text()
+    launch = "exec jupyter lab notebooks/01-quickstart.ipynb"
+    assert launch in run_sh
+    modules = sorted({m for nb in NOTEBOOKS for m in notebook_imports(nb)})
+    check = f'python -c "import {", ".join(modules)}; import sys; print(sys.prefix)"\n'
+    check += "command -v jupyter\n"
+    (checkout / "scripts" / "install_only.sh").write_text(run_sh.replace(launch, check) + "\n")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTHON", "VIRTUAL_ENV", "JUPYTER", "NOTEBOOK_KIT"))
+    }
+    active = os.environ.get("VIRTUAL_ENV")
+    if active:  # python3 must be the machine's, as for a newcomer
+        env["PATH"] = os.pathsep.join(
+            p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(active)
+        )
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    out = _run(["bash", "scripts/install_only.sh"], env, checkout).split()
+    assert out[0] == str(checkout / ".venv")
+    assert out[1] == str(checkout / ".venv" / "bin" / "jupyter")
