@@ -17,7 +17,15 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
 _SKIP = shutil.ignore_patterns(
-    ".git", "*.egg-info", "__pycache__", "test-artifacts", ".*cache", "bench", "docs"
+    ".git",
+    "*.egg-info",
+    "__pycache__",
+    "test-artifacts",
+    ".*cache",
+    "bench",
+    "docs",
+    ".venv",
+    "notebook_kit_workspace",
 )
 
 RUN_QUICKSTART = """

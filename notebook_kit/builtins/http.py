@@ -20,6 +20,7 @@ studio's Test button runs each async action on a loop of its own.)
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import threading
@@ -48,6 +49,7 @@ def shared_client() -> httpx.Client:
                 headers={"User-Agent": "notebook-kit"},
             )
             _client_pid = os.getpid()
+            atexit.register(_client.close)  # no pooled socket left open at exit
         return _client
 
 
