@@ -22,9 +22,7 @@ def serve(workspace: Workspace, port: int = 0, host: str = "127.0.0.1") -> Backg
     """Serve ``workspace`` in a background thread of this process; returns the handle
     (``url``, ``stop()``). Calling it again (a re-run cell) first stops the server it
     started before for this workspace and port. ``port=0``: a free port."""
-    server = replace_server(BackgroundServer(workspace, host, port), port)
-    assert isinstance(server, BackgroundServer)
-    return server
+    return replace_server(BackgroundServer(workspace, host, port), port)
 
 
 def serve_process(
@@ -32,9 +30,7 @@ def serve_process(
 ) -> ServerProcess:
     """Start ``notebook-kit serve`` for ``workspace`` as a child process that dies with this
     one. Calling it again first stops the child it started for this port."""
-    server = replace_server(ServerProcess(workspace.home, host, port, workers), port)
-    assert isinstance(server, ServerProcess)
-    return server
+    return replace_server(ServerProcess(workspace.home, host, port, workers), port)
 
 
 def background_servers(workspace: Workspace) -> list[BackgroundServer]:

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..domain.models import Stage
 from ..errors import ServerError
@@ -319,7 +319,10 @@ _SERVERS: dict[tuple[str, str, str, int], ServerHandle] = {}
 _SERVERS_LOCK = threading.Lock()
 
 
-def replace_server(handle: ServerHandle, requested_port: int) -> ServerHandle:
+_Handle = TypeVar("_Handle", bound=ServerHandle)
+
+
+def replace_server(handle: _Handle, requested_port: int) -> _Handle:
     """Start ``handle``, first stopping the server of its kind this process started for the
     same workspace, host and requested port, and any of its servers holding that port or no
     longer running. Returns the started handle."""
