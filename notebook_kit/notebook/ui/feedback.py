@@ -1,28 +1,34 @@
-"""How the studio talks back: one status line, busy buttons, and text shown in an Output.
+"""How the studio talks back: status lines next to the buttons, confirmations, busy buttons,
+and text shown in an Output.
 
 Every callback runs inside ``Status.working(...)``: its buttons are disabled while it runs,
-and a ``NotebookKitError`` it raises becomes the status line instead of a traceback.
+and a ``NotebookKitError`` it raises becomes that status line instead of a traceback. Each
+panel keeps its own ``Status`` beside its buttons, so a result shows where the click was.
+``Confirm`` asks before a change that cannot be undone (deploy to prod, delete, rollback):
+a question, a "Confirm ..." button sized to its label, and Cancel.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import ipywidgets as widgets
 
 from ...errors import NotebookKitError
 
-__all__ = ["Status", "output_text", "show_text"]
+__all__ = ["Confirm", "Status", "output_text", "show_text"]
 
 
 class Status(widgets.HTML):
     """The studio's one-line status: what just happened, or why it was refused."""
 
-    def __init__(self) -> None:
+    def __init__(self, css: str = "") -> None:
         super().__init__(value="")
         self.add_class("nk-status")
+        if css:
+            self.add_class(css)
 
     @property
     def text(self) -> str:
@@ -37,6 +43,15 @@ class Status(widgets.HTML):
         self.add_class("nk-status-error")
         self.value = f'<span style="color:#cf222e">{html.escape(str(message))}</span>'
 
+    def info(self, message: str) -> None:
+        """A neutral note (a question asked, a hint): neither success nor refusal."""
+        self.remove_class("nk-status-error")
+        self.value = f"<span>{html.escape(message)}</span>"
+
+    def clear(self) -> None:
+        self.remove_class("nk-status-error")
+        self.value = ""
+
     @contextmanager
     def working(self, *buttons: widgets.Button) -> Iterator[None]:
         """Disable ``buttons`` while the block runs; show a domain error instead of raising."""
@@ -50,6 +65,63 @@ class Status(widgets.HTML):
         finally:
             for button, state in zip(buttons, states, strict=True):
                 button.disabled = state
+
+
+class Confirm(widgets.HBox):
+    """A hidden question with "Confirm ..." and Cancel, shown by ``ask``.
+
+    ``ask(question, action)`` shows the question; Confirm runs ``action`` (inside
+    ``status.working``, so a refusal lands in ``status``) and hides the bar; Cancel hides
+    it and runs nothing. Buttons are sized to their labels: nothing is truncated.
+    ``css`` names the bar; its buttons are ``<css>-confirm`` and ``<css>-cancel``.
+    """
+
+    def __init__(self, status: Status, confirm_label: str, css: str) -> None:
+        self.status = status
+        self.question = widgets.HTML(value="")
+        self.confirm = widgets.Button(
+            description=confirm_label, button_style="danger", layout=widgets.Layout(width="auto")
+        )
+        self.cancel = widgets.Button(description="Cancel", layout=widgets.Layout(width="auto"))
+        self.confirm.add_class(f"{css}-confirm")
+        self.cancel.add_class(f"{css}-cancel")
+        self._action: Callable[[], None] | None = None
+        self.confirm.on_click(self._on_confirm)
+        self.cancel.on_click(self._on_cancel)
+        super().__init__([self.question, self.confirm, self.cancel])
+        self.add_class(css)
+        self.add_class("nk-confirm")
+        self.layout.display = "none"
+
+    @property
+    def asking(self) -> bool:
+        return self.layout.display != "none"
+
+    def ask(
+        self, question: str, action: Callable[[], None], confirm_label: str | None = None
+    ) -> None:
+        """Show ``question``; ``action`` runs only if Confirm is clicked."""
+        if confirm_label is not None:
+            self.confirm.description = confirm_label
+        self.question.value = f"<span>{html.escape(question)}</span>"
+        self._action = action
+        self.layout.display = None
+
+    def close_question(self) -> None:
+        """Hide the bar and forget the pending action."""
+        self._action = None
+        self.layout.display = "none"
+
+    def _on_confirm(self, _button: widgets.Button) -> None:
+        action, self._action = self._action, None
+        self.layout.display = "none"
+        if action is not None:
+            with self.status.working(self.confirm):
+                action()
+
+    def _on_cancel(self, _button: widgets.Button) -> None:
+        self.close_question()
+        self.status.info("Cancelled: nothing changed")
 
 
 def show_text(output: widgets.Output, text: str) -> None:
