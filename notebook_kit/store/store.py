@@ -147,6 +147,24 @@ class Store:
             "WHERE key = 'generation'"
         )
 
+    def change_stamp(self) -> str:
+        """Text that differs whenever applications, definitions, deployments, what is live,
+        keys, settings or the generation change: cheap enough to poll every second.
+
+        Counts and maxima, not a counter: no write path has to remember to bump it, and the
+        SQL stays portable (no PRAGMA, no engine-specific aggregate)."""
+        row = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM applications),"
+            " (SELECT MAX(updated_at) FROM applications),"
+            " (SELECT COUNT(*) FROM definitions), (SELECT MAX(updated_at) FROM definitions),"
+            " (SELECT COUNT(*) FROM deployments), (SELECT MAX(id) FROM deployments),"
+            " (SELECT COUNT(*) FROM live), (SELECT SUM(deployment_id) FROM live),"
+            " (SELECT MAX(created_at) FROM api_keys),"
+            " (SELECT value FROM meta WHERE key = 'generation')"
+        ).fetchone()
+        settings = self._db.execute("SELECT name, value FROM settings ORDER BY name").fetchall()
+        return repr((tuple(row), [tuple(s) for s in settings]))
+
     # -- applications ------------------------------------------------------------------
 
     def get_application(self, app_id: str) -> Application | None:

@@ -26,7 +26,7 @@ from ..domain.models import Application, Constant, Definition, Deployment, Stage
 from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
 from ..errors import ConflictError, NotFoundError, StoreError
 from ..store.store import Store, new_api_key
-from .editing import change_definition, insert_definition
+from .editing import change_definition, check_sources, draft_definition, insert_definition
 from .publishing import Publisher
 from .transfer import copy_definition, import_document, write_json
 
@@ -203,6 +203,17 @@ class Workspace:
         if timeout is not _UNSET:
             changes["timeout"] = timeout
         return change_definition(self.store, app, api_id, changes)
+
+    def draft(self, app: str, api_id: str, **fields: Any) -> Definition:
+        """A definition validated like ``create`` (sources compiled) but not saved."""
+        return draft_definition(app, api_id, fields)
+
+    # The core's compile check (ActionSyntaxError naming the field and the line).
+    check_sources = staticmethod(check_sources)
+
+    def change_stamp(self) -> str:
+        """Differs whenever the store changed (any process): poll it to notice changes."""
+        return self.store.change_stamp()
 
     def delete(self, app: str, api_id: str) -> None:
         with self.store.transaction():

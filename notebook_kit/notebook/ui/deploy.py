@@ -42,13 +42,12 @@ class DeployPanel(widgets.VBox):
     def __init__(
         self,
         workspace: Workspace,
-        status: Status,
         base_url: Callable[[], str] | None = None,
-        path_parameters: Callable[[], Mapping[str, str]] | None = None,
         on_deployed: Callable[[], None] | None = None,
+        path_parameters: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.workspace = workspace
-        self.status = status
+        self.status = Status("nk-deploy-status")
         self.base_url = base_url or (lambda: "http://127.0.0.1:8000")
         self.path_parameters = path_parameters or dict
         self.on_deployed = on_deployed
@@ -97,7 +96,7 @@ class DeployPanel(widgets.VBox):
         super().__init__(
             [
                 widgets.HTML("<h4>Deploy</h4>"),
-                widgets.HBox([self.deploy_dev, self.deploy_prod, self.confirm_prod]),
+                widgets.HBox([self.deploy_dev, self.deploy_prod, self.confirm_prod, self.status]),
                 widgets.HBox([self.undeploy_dev, self.undeploy_prod]),
                 self.links,
             ]
@@ -113,6 +112,9 @@ class DeployPanel(widgets.VBox):
             self.undeploy_dev,
             self.undeploy_prod,
         )
+
+    def refresh(self) -> None:
+        self.show_urls()
 
     def load(self, app: str, definition: Definition | None) -> None:
         self.app = app

@@ -16,9 +16,9 @@ __all__ = ["ResourcesPanel"]
 class ResourcesPanel(widgets.VBox):
     """What each stage serves: its resource tree and how many resources it uses."""
 
-    def __init__(self, workspace: Workspace, status: Status) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
-        self.status = status
+        self.status = Status("nk-resources-status")
         self.refresh_button = widgets.Button(description="Refresh", icon="refresh")
         self.refresh_button.add_class("nk-resources-refresh")
         self.view = widgets.HTML()

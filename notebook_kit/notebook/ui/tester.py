@@ -10,7 +10,8 @@ from urllib.parse import quote
 
 import ipywidgets as widgets
 
-from ...domain.actions import Invocation
+from ...domain.actions import Invocation, test_request
+from ...domain.actions import invoke as run_invocation
 from ...domain.models import Definition, Stage, endpoint_url
 from ...errors import NotebookKitError, ValidationError
 from ...workspace.workspace import Workspace
@@ -90,10 +91,14 @@ class TestPanel(widgets.VBox):
     __test__ = False  # not a pytest test class
 
     def __init__(
-        self, workspace: Workspace, status: Status, base_url: Callable[[], str] | None = None
+        self,
+        workspace: Workspace,
+        base_url: Callable[[], str] | None = None,
+        draft: Callable[[], Definition] | None = None,
     ) -> None:
         self.workspace = workspace
-        self.status = status
+        self.status = Status("nk-test-status")
+        self.draft = draft
         self.base_url = base_url or (lambda: "http://127.0.0.1:8000")
         self.definition: Definition | None = None
         self.params: dict[str, widgets.Text] = {}
@@ -127,7 +132,7 @@ class TestPanel(widgets.VBox):
                 self.query,
                 self.headers,
                 self.body,
-                widgets.HBox([self.run, self.send_dev]),
+                widgets.HBox([self.run, self.send_dev, self.status]),
                 self.output,
             ]
         )
@@ -150,6 +155,29 @@ class TestPanel(widgets.VBox):
             text.add_class(f"nk-test-param-{name}")
             self.params[name] = text
         self.param_box.children = tuple(self.params.values())
+
+    def refresh(self) -> None:
+        """Nothing to re-read: the panel holds this session's inputs only."""
+
+    def run_saved(self) -> None:
+        self._on_run_click(self.run)
+
+    def run_edited(self) -> None:
+        """Run the definition as edited in the form (unsaved)."""
+        with self.status.working(self.run, self.send_dev):
+            if self.draft is None:
+                raise ValidationError("nothing is being edited")
+            d = self.draft()
+            req = test_request(
+                d,
+                self.path_parameters(),
+                self.query.value.strip().lstrip("?"),
+                parse_headers(self.headers.value),
+                self.body.value,
+            )
+            result = run_invocation(self.workspace.compile(d), req)
+            show_text(self.output, _invocation_text(result))
+            self.status.ok(f"Test of {d.id} (edited, in-process) answered {result.status}")
 
     def path_parameters(self) -> dict[str, str]:
         return {name: text.value for name, text in self.params.items()}
