@@ -52,9 +52,7 @@ def _field(
 
 
 def _row(*boxes: widgets.Widget) -> widgets.HBox:
-    return widgets.HBox(
-        list(boxes), layout=widgets.Layout(flex_flow="row wrap", gap="4px 12px", width="100%")
-    )
+    return widgets.HBox(list(boxes), layout=widgets.Layout(flex_flow="row wrap", width="100%"))
 
 
 class DefinitionForm(widgets.VBox):
@@ -136,7 +134,7 @@ class DefinitionForm(widgets.VBox):
                 self.errors["app"],
                 widgets.HBox(
                     [self.save, self.unsaved, self.save_status],
-                    layout=widgets.Layout(align_items="center", gap="8px", flex_flow="row wrap"),
+                    layout=widgets.Layout(align_items="center", flex_flow="row wrap"),
                 ),
                 _row(
                     _field("API ID", self.id, self.errors["id"]),

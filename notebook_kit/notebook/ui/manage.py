@@ -88,7 +88,7 @@ class ManagePanel(widgets.VBox):
         self.export.on_click(self._on_export_click)
         self.upload.observe(self._on_upload_value, names="value")
         self.commit_run.on_click(self._on_commit_run_click)
-        wrap = {"flex_flow": "row wrap", "align_items": "center", "gap": "4px 8px"}
+        wrap = {"flex_flow": "row wrap", "align_items": "center"}
         super().__init__(
             [
                 widgets.HTML("<h4>Definition and application</h4>"),

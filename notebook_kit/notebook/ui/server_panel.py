@@ -61,7 +61,7 @@ class ServerPanel(widgets.VBox):
         self.start.on_click(self._on_start_click)
         self.stop.on_click(self._on_stop_click)
         self.reveal.observe(self._on_reveal_value, names="value")
-        row = {"flex_flow": "row wrap", "align_items": "center", "gap": "4px 8px"}
+        row = {"flex_flow": "row wrap", "align_items": "center"}
         super().__init__(
             [
                 widgets.HTML("<h4>Server in this kernel</h4>"),

@@ -42,6 +42,7 @@ _STYLE = """<style>
 .nk-sidebar { flex: 0 0 300px; min-width: 240px; max-width: 340px; }
 .nk-tabs { flex: 1 1 auto; min-width: 0; }
 .nk-studio .widget-button, .nk-studio .jupyter-button { width: auto; min-width: max-content; }
+.nk-studio .widget-hbox, .nk-studio .widget-vbox { gap: 4px 8px; }
 .nk-studio .widget-label { overflow: visible; text-overflow: clip; white-space: normal; }
 </style>"""
 
@@ -62,6 +63,7 @@ class Studio(widgets.HBox):
         poll_interval: float | None = 1.0,
     ) -> None:
         self.workspace = workspace
+        self.poller: StorePoller | None = None
         self.current: Definition | None = None  # the saved definition open in the form
         self._lock = threading.RLock()  # the poller's refresh against the user's clicks
         if server is None:
@@ -104,7 +106,7 @@ class Studio(widgets.HBox):
                 self.sidebar_status,
                 self.definitions,
             ],
-            layout=widgets.Layout(gap="6px", padding="0 8px 0 0"),
+            layout=widgets.Layout(padding="0 8px 0 0"),
         )
         self.sidebar.add_class("nk-sidebar")
         edit = widgets.VBox([self.form, self.manage], layout=widgets.Layout(width="100%"))
@@ -130,9 +132,11 @@ class Studio(widgets.HBox):
 
     def close(self) -> None:
         """Stop the background refresh (and the Logs tab's), then close the widgets."""
-        self.poller.stop()
-        self.logs.set_active(False)
-        self.logs.close()
+        if self.poller is not None:
+            self.poller.stop()
+        if hasattr(self, "logs"):
+            self.logs.set_active(False)
+            self.logs.close()
         super().close()
 
     # -- what is shown -----------------------------------------------------------------
@@ -306,7 +310,8 @@ class Studio(widgets.HBox):
         if self.app != definition.app:
             self.app_bar.show(definition.app)
         self._open(definition)
-        self.poller.stamp = self.workspace.change_stamp()  # our own change: shown already
+        if self.poller is not None:  # our own change: shown already
+            self.poller.stamp = self.workspace.change_stamp()
 
     def _on_deployed(self) -> None:
         self._show_list()
