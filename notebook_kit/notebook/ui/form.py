@@ -70,7 +70,7 @@ class DefinitionForm(widgets.VBox):
         self.on_run = on_run
         self.app = ""
         self.editing: Definition | None = None
-        full = widgets.Layout(width="100%")
+        full = widgets.Layout(width="auto")  # fills its field box, margins included
         self.title = widgets.HTML("<h4>New definition</h4>")
         self.id = widgets.Text(placeholder="e.g. get-employee", layout=full)
         self.label = widgets.Text(placeholder="what it does", layout=full)
@@ -86,9 +86,7 @@ class DefinitionForm(widgets.VBox):
             layout=widgets.Layout(width="auto"),
         )
         # Blank: the action_timeout setting (seconds before the caller gets a 504).
-        self.timeout = widgets.Text(
-            placeholder="blank = default", layout=widgets.Layout(width="9em")
-        )
+        self.timeout = widgets.Text(placeholder="default", layout=widgets.Layout(width="7em"))
         self.constants = ConstantRows(on_change=self._update_marker)
         self.action = CodeEditor(
             placeholder="res.body = {'hello': req.pathParameters.get('name')}", height="16em"

@@ -39,9 +39,12 @@ _LOGS_TAB = TAB_TITLES.index("Logs")
 
 _STYLE = """<style>
 .nk-studio { width: 100%; min-width: 0; align-items: flex-start; }
-.nk-sidebar { flex: 0 0 300px; min-width: 240px; max-width: 340px; }
+.nk-sidebar { flex: 0 0 270px; min-width: 220px; max-width: 320px; }
 .nk-tabs { flex: 1 1 auto; min-width: 0; }
 .nk-studio .widget-button, .nk-studio .jupyter-button { width: auto; min-width: max-content; }
+.nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
+.nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-tab {
+  flex: 0 0 auto; min-width: max-content; max-width: none; }
 .nk-studio .widget-hbox, .nk-studio .widget-vbox { gap: 4px 8px; }
 .nk-studio .widget-label { overflow: visible; text-overflow: clip; white-space: normal; }
 </style>"""
@@ -150,6 +153,7 @@ class Studio(widgets.HBox):
     def _open(self, definition: Definition | None) -> None:
         """Make ``definition`` the one every panel works on (None: a new one)."""
         self.current = definition
+        self.sidebar_status.clear()
         self._show_list()
         self.tester.load(definition)
         self.deploy.load(self.app, definition)
