@@ -255,8 +255,9 @@ class Studio(widgets.HBox):
         )
 
     def _discarded(self, proceed: Callable[[], None]) -> None:
-        self._after_cancel = None
-        proceed()
+        with self._lock:
+            self._after_cancel = None
+            proceed()
 
     def _on_discard_cancel_click(self, _button: widgets.Button) -> None:
         after, self._after_cancel = self._after_cancel, None
@@ -273,14 +274,15 @@ class Studio(widgets.HBox):
             self.search.value = ""
             self._show_app(app)
 
-        self._guard(
-            f"open application {app or '(none)'}", switch, lambda: self.app_bar.show(previous)
-        )
+        with self._lock:
+            self._guard(
+                f"open application {app or '(none)'}", switch, lambda: self.app_bar.show(previous)
+            )
 
     # -- callbacks ---------------------------------------------------------------------
 
     def _on_search_value(self, change: dict[str, object]) -> None:
-        with self.sidebar_status.working():
+        with self._lock, self.sidebar_status.working():
             self._show_list()
 
     def _on_new_click(self, _button: widgets.Button) -> None:
@@ -291,7 +293,7 @@ class Studio(widgets.HBox):
                 f"New definition in {self.app}" if self.app else "Create an application first"
             )
 
-        with self.sidebar_status.working(self.new):
+        with self._lock, self.sidebar_status.working(self.new):
             self._guard("start a new one", start_new)
 
     def _on_definition_pick(self, api_id: str) -> None:
@@ -299,9 +301,8 @@ class Studio(widgets.HBox):
             definition = self.workspace.get(self.app, api_id)
             self.form.load(definition)
             self._open(definition)
-            self.sidebar_status.clear()
 
-        with self.sidebar_status.working():
+        with self._lock, self.sidebar_status.working():
             self._guard(f"open {api_id}", open_it)
 
     def _run_edited(self) -> None:
@@ -310,12 +311,13 @@ class Studio(widgets.HBox):
         self.tester.run_edited()
 
     def _on_form_saved(self, definition: Definition) -> None:
-        self.app_bar.refresh()
-        if self.app != definition.app:
-            self.app_bar.show(definition.app)
-        self._open(definition)
-        if self.poller is not None:  # our own change: shown already
-            self.poller.stamp = self.workspace.change_stamp()
+        with self._lock:
+            self.app_bar.refresh()
+            if self.app != definition.app:
+                self.app_bar.show(definition.app)
+            self._open(definition)
+            if self.poller is not None:  # our own change: shown already
+                self.poller.stamp = self.workspace.change_stamp()
 
     def _on_deployed(self) -> None:
         self._show_list()
@@ -323,7 +325,8 @@ class Studio(widgets.HBox):
         self.logs.refresh()
 
     def _on_manage_changed(self, app: str, api_id: str | None) -> None:
-        self.select(app, api_id)
+        with self._lock:
+            self.select(app, api_id)
 
     def _on_tabs_selected_index(self, change: dict[str, object]) -> None:
         self.logs.set_active(change["new"] == _LOGS_TAB)
