@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any
 from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..builtins.storage import check_files_root
 from ..domain import exchange, routing
-from ..domain.actions import CompiledAction, Invocation, compile_action, test_request
-from ..domain.actions import invoke as run_invocation
+from ..domain.actions import CompiledAction, Invocation, compile_action
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
 from ..errors import ConflictError, NotFoundError, StoreError
 from ..store.store import Store, new_api_key
+from .diffing import StageDiff, stage_diff
 from .editing import change_definition, insert_definition
 from .publishing import Publisher
+from .testing import run_test
 from .transfer import copy_definition, import_document, write_json
 
 if TYPE_CHECKING:
@@ -224,9 +225,11 @@ class Workspace:
         body: str | bytes = "",
     ) -> Invocation:
         """Run the *saved* definition in this process, as the studio's Test panel does."""
-        definition = self.get(app, api_id)
-        req = test_request(definition, path_parameters or {}, query, headers or {}, body)
-        return run_invocation(self.compile(definition), req)
+        return run_test(self.compile, self.get(app, api_id), path_parameters, query, headers, body)
+
+    def invoke_draft(self, definition: Definition, **request: Any) -> Invocation:
+        """Run an unsaved ``definition`` as ``invoke`` runs a saved one (same keywords)."""
+        return run_test(self.compile, definition, **request)
 
     def compile(self, definition: Definition) -> CompiledAction:
         return compile_action(definition, self.action_env())
@@ -250,6 +253,10 @@ class Workspace:
     def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
         """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
         return self._publisher.rollback(app, Stage.parse(stage), to)
+
+    def diff(self, app: str, stage: Stage | str) -> StageDiff:
+        """Saved against live on ``stage``: added, removed and changed definitions."""
+        return stage_diff(self._publisher, self.application(app).id, Stage.parse(stage))
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
         return self.store.list_deployments(app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ...domain.models import Definition
+from ...domain.models import Definition, validate_timeout
 from ...runtime.server import BackgroundServer
 from ...workspace.workspace import Workspace
 from ..serving import background_servers
@@ -50,14 +50,8 @@ class Studio(widgets.VBox):
         self.server_panel = ServerPanel(workspace, self.status, server)
         self.table = DefinitionTable(workspace, on_pick=self._on_table_pick)
         self.form = DefinitionForm(workspace, self.status, on_saved=self._on_form_saved)
-        self.tester = TestPanel(workspace, self.status, base_url=self.server_panel.base_url)
-        self.deploy = DeployPanel(
-            workspace,
-            self.status,
-            base_url=self.server_panel.base_url,
-            path_parameters=self.tester.path_parameters,
-            on_deployed=self._on_deploy_done,
-        )
+        self.tester = TestPanel(workspace, self.server_panel.base_url, self._draft)
+        self.deploy = DeployPanel(workspace, self.server_panel.base_url, self._on_deploy_done)
         self.manage = ManagePanel(workspace, self.status, on_changed=self._on_manage_changed)
         self.resources = ResourcesPanel(workspace, self.status)
         self.app_picker.observe(self._on_app_picker_value, names="value")
@@ -157,6 +151,24 @@ class Studio(widgets.VBox):
         self.table.select(definition.id)
         self.form.load(definition)
         self._show_definition(definition)
+
+    def _draft(self) -> Definition:
+        """The definition as the form has it now, unsaved (the Test tab's Run edited)."""
+        f = self.form
+        base = f.editing
+        return Definition(
+            app=base.app if base is not None else f.app.strip(),
+            id=f.id.value.strip(),
+            label=f.label.value,
+            method=f.method.value,
+            resource=f.resource.value,
+            action=f.action.value,
+            content_type=f.content_type.value.strip() or None,
+            requires_auth=f.requires_auth.value,
+            functions=f.functions.value,
+            constants=tuple(f.constants.constants()),
+            timeout=validate_timeout(f.timeout.value.strip()),
+        )
 
     def _on_deploy_done(self) -> None:
         self.table.refresh()
