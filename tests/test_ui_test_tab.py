@@ -208,6 +208,7 @@ def test_curl_masks_key_unless_revealed_and_follows_inputs(
 
     panel.curl_reveal.value = True
     assert f"x-api-key: {key}" in panel.curl.value
+    assert panel.curl_reveal.description == "Hide key"
     panel.curl_reveal.value = False
     assert key not in panel.curl.value
 

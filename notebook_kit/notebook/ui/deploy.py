@@ -20,6 +20,7 @@ from .copy import CopyButton
 from .curl import curl_line
 from .diff_view import STAGE_NAMES, deployments_html, diff_html
 from .feedback import Confirm, Status
+from .history import wrapping
 
 __all__ = ["DeployPanel", "curl_line"]
 
@@ -69,9 +70,11 @@ class DeployPanel(widgets.VBox):
         self.urls.add_class("nk-urls")
         self.url_texts = {s: widgets.Text(layout=widgets.Layout(width="40em")) for s in Stage}
         self.url_copies = {s: CopyButton() for s in Stage}
-        self.curl = widgets.Textarea(layout=widgets.Layout(width="100%", height="4em"))
+        self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
         self.curl.add_class("nk-curl")
         self.curl_copy = CopyButton()
+        for fixed in (self.curl_copy, *self.url_copies.values()):  # the texts take the rest
+            fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"
         for stage, text in self.url_texts.items():
             text.add_class("nk-url-text")
             text.add_class(f"nk-url-text-{stage}")
@@ -93,9 +96,7 @@ class DeployPanel(widgets.VBox):
         super().__init__(
             [
                 self.title,
-                widgets.HBox(
-                    [self.deploy_dev, self.deploy_prod, self.undeploy_dev, self.undeploy_prod]
-                ),
+                wrapping(self.deploy_dev, self.deploy_prod, self.undeploy_dev, self.undeploy_prod),
                 self.prod_ask,
                 self.undeploy_ask,
                 self.status,
@@ -103,7 +104,7 @@ class DeployPanel(widgets.VBox):
                 self.diff,
                 widgets.HTML("<b>Deployments</b>"),
                 self.deployments,
-                widgets.HBox([self.rollback_stage, self.rollback_target, self.rollback]),
+                wrapping(self.rollback_stage, self.rollback_target, self.rollback),
                 self.rollback_ask,
                 self.rollback_status,
                 self.links,

@@ -11,7 +11,7 @@ import ipywidgets as widgets
 
 from ...domain.models import Definition
 
-__all__ = ["TestCall", "TestHistory", "format_duration", "status_class"]
+__all__ = ["TestCall", "TestHistory", "format_duration", "status_class", "wrapping"]
 
 VERSION_LABELS = {
     "saved": "ran the saved version",
@@ -36,6 +36,13 @@ def format_duration(ms: float) -> str:
     if ms >= 1000:
         return f"{ms / 1000:.2f} s"
     return f"{ms:.3g} ms"
+
+
+def wrapping(*children: widgets.Widget) -> widgets.HBox:
+    """A row that wraps onto the next line when the pane is narrow (1024 px screens)."""
+    return widgets.HBox(
+        list(children), layout=widgets.Layout(flex_flow="row wrap", align_items="center")
+    )
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,6 @@ class TestHistory(widgets.VBox):
         )
         rerun.add_class("nk-test-history-rerun")
         rerun.on_click(lambda _button: self.on_rerun(call))
-        row = widgets.HBox([rerun, text])
+        row = wrapping(rerun, text)
         row.add_class("nk-test-history-row")
         return row

@@ -30,6 +30,7 @@ from .history import (
     format_duration,
     status_class,
     status_colour,
+    wrapping,
 )
 
 __all__ = ["TestPanel", "format_result", "parse_headers"]
@@ -84,11 +85,13 @@ class TestPanel(widgets.VBox):
         self.duration = widgets.HTML()
         self.version = widgets.HTML()
         self.output = widgets.Output()
-        self.curl = widgets.Textarea(layout=widgets.Layout(width="100%", height="4em"))
+        self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
         self.curl_reveal = widgets.ToggleButton(
             description="Reveal key", icon="eye", layout=auto, value=False
         )
         self.curl_copy = CopyButton()
+        for fixed in (self.curl_reveal, self.curl_copy):  # the textarea takes the rest
+            fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"
         self.history = TestHistory(on_rerun=self.rerun)
         for widget, css in (
             (self.request, "nk-test-request"),
@@ -111,6 +114,7 @@ class TestPanel(widgets.VBox):
         self.dev_button.on_click(self._on_dev_button_click)
         for widget in (self.query, self.headers, self.body, self.curl_reveal):
             widget.observe(self._on_request_value, names="value")
+        self.curl_reveal.observe(self._on_curl_reveal_value, names="value")
         self.saved_button.disabled = self.dev_button.disabled = True
         super().__init__(
             [
@@ -120,10 +124,8 @@ class TestPanel(widgets.VBox):
                 self.query,
                 self.headers,
                 self.body,
-                widgets.HBox(
-                    [self.saved_button, self.edited_button, self.dev_button, self.message]
-                ),
-                widgets.HBox([self.status, self.duration, self.version]),
+                wrapping(self.saved_button, self.edited_button, self.dev_button, self.message),
+                wrapping(self.status, self.duration, self.version),
                 self.output,
                 widgets.HTML("<b>curl</b> <i>(the dev URL with the dev key)</i>"),
                 widgets.HBox([self.curl, self.curl_reveal, self.curl_copy]),
@@ -217,6 +219,9 @@ class TestPanel(widgets.VBox):
 
     def _on_request_value(self, _change: dict[str, object]) -> None:
         self._show_request()
+
+    def _on_curl_reveal_value(self, change: dict[str, object]) -> None:
+        self.curl_reveal.description = "Hide key" if change["new"] else "Reveal key"
 
     # -- running -----------------------------------------------------------------------
 
