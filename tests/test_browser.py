@@ -122,28 +122,29 @@ def test_studio_creates_tests_and_deploys_in_jupyterlab(page: Any, lab: dict[str
         'name = req.pathParameters["name"]\nres.body = {"hello": name, "length": len(name)}'
     )
     page.locator("button.nk-save").click()
-    expect(page.locator(".nk-status")).to_contain_text("Saved demo / hello")
+    expect(page.locator(".nk-status").first).to_contain_text("Saved demo / hello")
     expect(page.locator(".nk-definitions")).to_contain_text("Hello greeting")
     saved = Workspace(lab["home"]).get("demo", "hello")
     assert (saved.method, saved.resource, saved.requires_auth) == ("GET", "hello/{name}", True)
 
     # the Test panel runs the saved definition in the kernel
     page.locator(".nk-test-param-name input").fill("world")
-    page.locator("button.nk-test-run").click()
+    page.locator("button.nk-test-run-saved").click()
     output = page.locator(".nk-test-output")
-    expect(output).to_contain_text("Status 200")
+    expect(page.locator(".nk-test-status")).to_contain_text("200 OK")
     expect(output).to_contain_text('"hello": "world"')
     expect(output).to_contain_text('"length": 5')
 
     # deploy to dev: the endpoint URL appears, and the dev URL answers over HTTP
     page.locator("button.nk-deploy-dev").click()
-    expect(page.locator(".nk-status")).to_contain_text("Deployed demo to dev")
+    expect(page.locator(".nk-deploy-status")).to_contain_text("Deployed demo to dev")
     link = page.locator("a.nk-url-dev")
-    expect(link).to_have_attribute("href", f"{lab['api']}/dev/demo/hello/world")
+    expect(link).to_have_attribute("href", f"{lab['api']}/dev/demo/hello/{{name}}")
+    url = f"{lab['api']}/dev/demo/hello/world"
     key = Workspace(lab["home"]).keys()["dev"]
     deadline = time.monotonic() + 5
     while True:  # live within a second on every server of the workspace
-        response = httpx.get(link.get_attribute("href"), headers={"x-api-key": key}, timeout=5)
+        response = httpx.get(url, headers={"x-api-key": key}, timeout=5)
         if response.status_code == 200 or time.monotonic() > deadline:
             break
         time.sleep(0.1)
