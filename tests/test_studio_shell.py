@@ -22,6 +22,7 @@ from notebook_kit import Workspace
 from notebook_kit.errors import ValidationError
 from notebook_kit.notebook.ui import Studio
 from notebook_kit.notebook.ui.code_editor import CodeEditor
+from notebook_kit.notebook.ui.feedback import output_text
 from notebook_kit.notebook.ui.studio import TAB_TITLES
 
 SAMPLE = {"employee", "employee-preflight", "calculator", "calculator-preflight"}
@@ -211,14 +212,24 @@ def test_ctrl_enter_in_the_editor_runs_the_edited_version(
 ) -> None:
     studio.definitions.pick("employee")
     saved = sample_workspace.get("restapi_sample", "employee")
-    ran: list[str] = []
-    studio.tester.run_edited = lambda: ran.append(studio.form.draft().action)  # type: ignore[method-assign]
-    studio.form.action.value = "res.body = {'edited': True}"
+    studio.tester.params["id"].value = "E001"
+    studio.form.action.value = "res.body = {'edited': req.pathParameters['id']}"
     editor_event(studio.form.action, "run")
 
-    assert ran == ["res.body = {'edited': True}"]
     assert studio.tabs.selected_index == TAB_TITLES.index("Test")
+    assert "edited" in studio.tester.version.value
+    assert '"edited": "E001"' in output_text(studio.tester.output)
     assert sample_workspace.get("restapi_sample", "employee") == saved  # nothing saved
+    assert studio.form.dirty
+
+
+def test_run_edited_with_an_invalid_form_refuses_beside_the_field(studio: Studio) -> None:
+    studio.definitions.pick("employee")
+    studio.form.resource.value = "a/{b"
+    studio.tester.run_edited()
+
+    assert "unclosed brace" in studio.form.errors["resource"].value
+    assert "unclosed brace" in studio.tester.message.text
 
 
 def test_draft_is_the_edited_definition_unsaved(

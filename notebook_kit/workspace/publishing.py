@@ -20,7 +20,7 @@ from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import NotFoundError, QuotaExceededError, ValidationError
 from ..store.store import Store
 
-__all__ = ["Publisher", "same_content", "snapshot_definitions"]
+__all__ = ["Publisher", "former_self", "same_content", "snapshot_definitions"]
 
 
 def snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
@@ -36,7 +36,7 @@ def same_content(a: Definition, b: Definition) -> bool:
     }
 
 
-def _former_self(d: Definition, orphans: list[Definition]) -> Definition | None:
+def former_self(d: Definition, orphans: list[Definition]) -> Definition | None:
     """The live definition ``d`` was before a rename, if one of ``orphans`` (live under
     IDs that are no longer saved) is it: same creation time, else same route."""
     same_app = [o for o in orphans if o.app == d.app]
@@ -191,7 +191,7 @@ class Publisher:
             for d in definitions:
                 live = served.get((d.app, d.id))
                 if live is None:
-                    old = _former_self(d, renamed)
+                    old = former_self(d, renamed)
                     state = "not deployed" if old is None else f"live as {old.id}"
                 else:
                     state = "deployed" if same_content(live, d) else "changed"

@@ -18,16 +18,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
-from ..builtins.storage import check_files_root
 from ..domain import exchange, routing
-from ..domain.actions import CompiledAction, Invocation, compile_action, test_request
-from ..domain.actions import invoke as run_invocation
+from ..domain.actions import CompiledAction, Invocation, compile_action
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
-from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
-from ..errors import ConflictError, NotFoundError, StoreError
-from ..store.store import Store, new_api_key
+from ..domain.settings import SETTINGS, default_home, find_setting, resolve
+from ..errors import ConflictError, NotFoundError
+from ..store.store import Store
+from .configuration import make_home, rotate_key, save_setting
+from .diffing import StageDiff, stage_diff
 from .editing import change_definition, check_sources, draft_definition, insert_definition
 from .publishing import Publisher
+from .testing import run_test
 from .transfer import copy_definition, import_document, write_json
 
 if TYPE_CHECKING:
@@ -47,14 +48,7 @@ class Workspace:
     ``publishing.Publisher``, what actions reach in ``builtins``; this is the facade."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
-        self.home = Path(home).expanduser() if home is not None else default_home()
-        try:
-            self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.home, 0o700)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot use {self.home} as the workspace directory: {exc.strerror}"
-            ) from None
+        self.home = make_home(Path(home).expanduser() if home is not None else default_home())
         self.store = Store(self.home / "workspace.sqlite3")
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
@@ -76,14 +70,7 @@ class Workspace:
 
     def set_setting(self, name: str, value: str | None) -> None:
         """Store a setting (``None`` goes back to the default). Checked before it is saved."""
-        setting = find_setting(name)
-        if value is not None:
-            parse_value(setting, value)
-            if name == "files_root":  # a root holding the store would serve its keys
-                check_files_root(self.home, value)
-        with self.store.transaction():
-            self.store.set_setting(name, value)
-            self.store.bump_generation()
+        save_setting(self.store, self.home, name, value)
 
     # -- the action environment --------------------------------------------------------
 
@@ -235,9 +222,11 @@ class Workspace:
         body: str | bytes = "",
     ) -> Invocation:
         """Run the *saved* definition in this process, as the studio's Test panel does."""
-        definition = self.get(app, api_id)
-        req = test_request(definition, path_parameters or {}, query, headers or {}, body)
-        return run_invocation(self.compile(definition), req)
+        return run_test(self.compile, self.get(app, api_id), path_parameters, query, headers, body)
+
+    def invoke_draft(self, definition: Definition, **request: Any) -> Invocation:
+        """Run an unsaved ``definition`` as ``invoke`` runs a saved one (same keywords)."""
+        return run_test(self.compile, definition, **request)
 
     def compile(self, definition: Definition) -> CompiledAction:
         return compile_action(definition, self.action_env())
@@ -261,6 +250,10 @@ class Workspace:
     def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
         """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
         return self._publisher.rollback(app, Stage.parse(stage), to)
+
+    def diff(self, app: str, stage: Stage | str) -> StageDiff:
+        """Saved against live on ``stage``: added, removed and changed definitions."""
+        return stage_diff(self._publisher, self.application(app).id, Stage.parse(stage))
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
         return self.store.list_deployments(app)
@@ -302,12 +295,7 @@ class Workspace:
         return {str(stage): key for stage, key in self.store.api_keys().items()}
 
     def rotate_key(self, stage: Stage | str) -> str:
-        stage = Stage.parse(stage)
-        key = new_api_key()
-        with self.store.transaction():
-            self.store.set_api_key(stage, key)
-            self.store.bump_generation()
-        return key
+        return rotate_key(self.store, Stage.parse(stage))
 
     # -- export, import, commit --------------------------------------------------------
 

@@ -47,6 +47,53 @@ Definition form (nk-form, in the Edit tab)
                             <field> one of app id label method resource content_type timeout
                             constants action functions
 
+Test panel (nk-test)
+    nk-test-request         HTML: the method and the full dev URL of the call (the URL in
+                            nk-test-url), following the inputs
+    nk-test-param           one Text per {name} path parameter, also nk-test-param-<name>
+    nk-test-query           query string (Text, like a=1&b=2)
+    nk-test-headers         headers (Textarea, one "Name: value" per line)
+    nk-test-body            body (Textarea)
+    nk-test-run-saved       "Run saved" button (the saved definition, in-process)
+    nk-test-run-edited      "Run edited" button (the form's unsaved draft, in-process;
+                            Ctrl/Cmd+Enter in the editor does the same)
+    nk-test-send-dev        "Send to dev" button (the live dev URL, with the dev key)
+    nk-test-message         the panel's status line (a Status): what ran, or the refusal
+    nk-test-status          HTML "200 OK"; also nk-status-2xx / -3xx / -4xx / -5xx
+    nk-test-duration        HTML: the whole run ("0.412 ms", "12.3 ms", "1.50 s")
+    nk-test-version         HTML: "ran the saved version" / "ran the edited version" /
+                            "sent to the live dev URL"
+    nk-test-output          the answer (Output: "METHOD URL", headers, body with JSON
+                            indented, printed output, traceback)
+    nk-test-curl            the call as curl (Textarea; key masked unless revealed)
+    nk-test-curl-reveal     ToggleButton revealing the key in nk-test-curl (the copy button
+                            beside it always copies the runnable line)
+    nk-test-history         this session's calls, newest first: rows nk-test-history-row,
+                            each with a nk-test-history-rerun button
+
+Deploy panel (nk-deploy)
+    nk-deploy-dev, nk-deploy-prod               Buttons
+    nk-deploy-prod-ask      Confirm for prod: nk-deploy-prod-ask-confirm / -cancel
+    nk-undeploy-dev, nk-undeploy-prod           Buttons; both ask in nk-undeploy-ask
+                            (nk-undeploy-ask-confirm / -cancel)
+    nk-deploy-status        Status beside the buttons: stage, deployment ID and time
+    nk-diff                 HTML: saved against live, per stage a div nk-diff-<stage>
+                            (data-in-sync="true|false") listing nk-diff-added /
+                            nk-diff-removed / nk-diff-changed definitions, a unified diff
+                            of a changed action or functions in pre.nk-diff-unified
+    nk-deployments          HTML: per stage a table nk-deployments-<stage>, newest first,
+                            rows <tr data-deployment-id data-stage>; the live one holds
+                            span.nk-live
+    nk-rollback-stage       Dropdown dev / prod
+    nk-rollback-target      Dropdown of that stage's kept deployments but the live one
+    nk-rollback             Button; asks in nk-rollback-ask (-confirm / -cancel)
+    nk-rollback-status      Status beside the rollback controls
+    nk-urls                 endpoint URLs as links (HTML with <a class="nk-url-dev"> and
+                            <a class="nk-url-prod">)
+    nk-url-text             Text widgets holding each URL (also nk-url-text-dev / -prod)
+    nk-copy                 copy-to-clipboard buttons (anywidget)
+    nk-curl                 ready-made curl line (Textarea)
+
 Definition and application actions (nk-manage, in the Edit tab)
     nk-delete, nk-delete-ask, nk-delete-status          Delete (confirmed)
     nk-copy-to-app, nk-copy-new-id, nk-copy-run, nk-copy-status     Copy elsewhere
@@ -64,7 +111,6 @@ Server tab (nk-server)
     nk-keys-reveal          ToggleButton
     nk-rotate-dev, nk-rotate-prod, nk-rotate-ask, nk-keys-status    Rotate (confirmed)
 
-Test tab (nk-test), Deploy tab (nk-deploy): see tester.py and deploy.py.
 Logs tab (nk-logs), Resources tab (nk-resources), application bar (nk-app-bar): see
 logs.py, resources.py and applications.py.
 """
