@@ -26,8 +26,11 @@ from ..domain.models import Application, Constant, Definition, Deployment, Stage
 from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
 from ..errors import ConflictError, NotFoundError, StoreError
 from ..store.store import Store, new_api_key
+from .applications import Deletion, deletion_impact, rename_application
 from .editing import change_definition, insert_definition
 from .publishing import Publisher
+from .resource_trees import StageResources, stage_resources
+from .traffic import with_apps
 from .transfer import copy_definition, import_document, write_json
 
 if TYPE_CHECKING:
@@ -121,6 +124,12 @@ class Workspace:
                 raise ConflictError(f"application {app!r} already exists")
             self.store.put_application(record)
         return record
+
+    def rename_application(self, app: str, label: str) -> Application:
+        return rename_application(self.store, app, label)
+
+    def deletion_impact(self, app: str) -> Deletion:
+        return deletion_impact(self.store, app)
 
     def delete_application(self, app: str) -> None:
         """Remove the application, its definitions and what it has live (history stays)."""
@@ -275,6 +284,10 @@ class Workspace:
     def resource_tree(self, stage: Stage | str) -> list[str]:
         return routing.resource_tree(self.live(stage))
 
+    def resource_trees(self) -> list[StageResources]:
+        quota = self.setting("resource_quota")
+        return [stage_resources(str(stage), self.live(stage), quota) for stage in Stage]
+
     def openapi(
         self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
     ) -> dict[str, Any]:
@@ -372,9 +385,9 @@ class Workspace:
         return _frames().request_log_frame(self.request_log(limit))
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The newest ``limit`` (default: all kept) request-log rows, oldest first."""
+        """The newest ``limit`` (default: all kept) log rows, oldest first, with their ``app``."""
         keep = self.setting("request_log_size")
-        return self.store.request_log(keep if limit is None else min(limit, keep))
+        return with_apps(self.store.request_log(keep if limit is None else min(limit, keep)))
 
 
 def _frames() -> Any:

@@ -59,7 +59,7 @@ class Studio(widgets.VBox):
             on_deployed=self._on_deploy_done,
         )
         self.manage = ManagePanel(workspace, self.status, on_changed=self._on_manage_changed)
-        self.resources = ResourcesPanel(workspace, self.status)
+        self.resources = ResourcesPanel(workspace)
         self.app_picker.observe(self._on_app_picker_value, names="value")
         self.search.observe(self._on_search_value, names="value")
         self.new.on_click(self._on_new_click)
