@@ -20,16 +20,6 @@ def studio(sample_workspace: Workspace) -> Iterator[Studio]:
     widget.close()
 
 
-def test_resources_panel_shows_totals_and_tree(studio: Studio) -> None:
-    view = studio.resources.view.value
-    assert "<b>dev</b>: 5 resources" in view
-    assert "/{id} (GET, OPTIONS)" in view
-    studio.definitions.pick("employee")
-    studio.deploy.undeploy_prod.click()
-    studio.deploy.undeploy_ask.confirm.click()
-    assert "<b>prod</b>: 1 resources" in studio.resources.view.value
-
-
 def test_confirm_runs_the_action_only_on_confirm_and_cancel_changes_nothing() -> None:
     from notebook_kit.errors import ValidationError
     from notebook_kit.notebook.ui.feedback import Confirm, Status

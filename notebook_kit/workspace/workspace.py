@@ -24,11 +24,14 @@ from ..domain.models import Application, Constant, Definition, Deployment, Stage
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
 from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
+from .applications import Deletion, deletion_impact, rename_application
 from .configuration import make_home, rotate_key, save_setting
 from .diffing import StageDiff, stage_diff
 from .editing import change_definition, check_sources, draft_definition, insert_definition
 from .publishing import Publisher
+from .resource_trees import StageResources, stage_resources
 from .testing import run_test
+from .traffic import with_apps
 from .transfer import copy_definition, import_document, write_json
 
 if TYPE_CHECKING:
@@ -108,6 +111,12 @@ class Workspace:
                 raise ConflictError(f"application {app!r} already exists")
             self.store.put_application(record)
         return record
+
+    def rename_application(self, app: str, label: str) -> Application:
+        return rename_application(self.store, app, label)
+
+    def deletion_impact(self, app: str) -> Deletion:
+        return deletion_impact(self.store, app)
 
     def delete_application(self, app: str) -> None:
         """Remove the application, its definitions and what it has live (history stays)."""
@@ -279,6 +288,10 @@ class Workspace:
     def resource_tree(self, stage: Stage | str) -> list[str]:
         return routing.resource_tree(self.live(stage))
 
+    def resource_trees(self) -> list[StageResources]:
+        quota = self.setting("resource_quota")
+        return [stage_resources(str(stage), self.live(stage), quota) for stage in Stage]
+
     def openapi(
         self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
     ) -> dict[str, Any]:
@@ -371,9 +384,9 @@ class Workspace:
         return _frames().request_log_frame(self.request_log(limit))
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The newest ``limit`` (default: all kept) request-log rows, oldest first."""
+        """The newest ``limit`` (default: all kept) log rows, oldest first, with their ``app``."""
         keep = self.setting("request_log_size")
-        return self.store.request_log(keep if limit is None else min(limit, keep))
+        return with_apps(self.store.request_log(keep if limit is None else min(limit, keep)))
 
 
 def _frames() -> Any:
