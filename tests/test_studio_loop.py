@@ -174,7 +174,9 @@ def _loop(page: Any, lab: dict[str, Any]) -> None:
 
     # 5. roll back to the first deployment, confirmed
     studio.locator(".nk-rollback-stage select").select_option("dev")
-    studio.locator(".nk-rollback-target select").select_option(str(first_id))
+    target = studio.locator(".nk-rollback-target select")  # the one before the live one
+    chosen = target.evaluate("e => e.options[e.selectedIndex].text")
+    assert chosen.split()[0] == str(first_id)  # ipywidgets shows spaces as no-break ones
     studio.locator("button.nk-rollback").click()
     studio.locator("button.nk-rollback-ask-confirm").click()
     expect(studio.locator(".nk-rollback-status")).to_contain_text(str(first_id))
@@ -191,6 +193,8 @@ def _loop(page: Any, lab: dict[str, Any]) -> None:
     tabs.filter(has_text="Logs").click()
     expect(studio.locator(".nk-logs-chart-rate svg")).to_be_visible(timeout=20_000)
     expect(studio.locator(".nk-logs-chart-latency svg")).to_be_visible()
+    studio.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(SCREENSHOTS / "studio-logs.png"))
 
     # 7. the CLI (another process) adds a definition: the studio shows it by itself
     source = home.parent / "ping.py"
@@ -210,7 +214,8 @@ def _loop(page: Any, lab: dict[str, Any]) -> None:
 
     tabs.filter(has_text="Edit").click()
     expect(page.locator(STDERR_OUTPUT)).to_have_count(0)
-    studio.screenshot(path=str(SCREENSHOTS / "studio-loop.png"))
+    studio.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(SCREENSHOTS / "studio-loop.png"))  # what 1280x800 shows
     if os.environ.get("NOTEBOOK_KIT_UPDATE_DOCS"):  # refresh the README's picture on purpose
         shutil.copyfile(SCREENSHOTS / "studio-loop.png", REPO / "docs" / "studio.png")
 

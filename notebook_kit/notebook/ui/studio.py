@@ -46,6 +46,8 @@ _STYLE = """<style>
 .nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-tab {
   flex: 0 0 auto; min-width: max-content; max-width: none; }
 .nk-studio .widget-hbox, .nk-studio .widget-vbox { gap: 4px 8px; }
+.nk-studio .widget-dropdown.nk-rollback-target { width: auto; }
+.nk-studio .widget-dropdown.nk-rollback-target select { width: auto; flex: 0 0 auto; }
 .nk-studio .widget-label { overflow: visible; text-overflow: clip; white-space: normal; }
 </style>"""
 
