@@ -372,15 +372,6 @@ def test_commit_creates_git_commit(studio: Studio, tmp_path: Path) -> None:
     assert "nothing to commit" in studio.status.text
 
 
-def test_resources_panel_shows_totals_and_tree(studio: Studio) -> None:
-    view = studio.resources.view.value
-    assert "<b>dev</b>: 5 resources" in view
-    assert "/{id} (GET, OPTIONS)" in view
-    studio.table.picker.value = "employee"
-    studio.deploy.undeploy_prod.click()
-    assert "<b>prod</b>: 1 resources" in studio.resources.view.value
-
-
 def test_server_panel_masks_reveals_and_rotates_keys(
     studio: Studio, sample_workspace: Workspace
 ) -> None:

@@ -60,9 +60,34 @@ Definition actions (nk-manage)
     nk-import-upload, nk-import-replace         FileUpload and "replace existing" Checkbox
     nk-commit-repo, nk-commit-message, nk-commit-run   Commit to a git repository
 
-Resources panel (nk-resources)
-    nk-resources-refresh    Button
-    nk-resources-view       HTML: per stage the totals and the tree
+Application bar (nk-app-bar; ApplicationBar)
+    nk-app-picker           the application to work on (Dropdown of IDs)
+    nk-app-label            its label (Text); nk-app-rename saves it (Button)
+    nk-app-delete           Button; asks in nk-app-delete-ask (Confirm: the question says how
+                            many definitions go and which stages it is undeployed from;
+                            nk-app-delete-ask-confirm / nk-app-delete-ask-cancel)
+    nk-app-new-id, nk-app-new-label             Text; nk-app-create (Button)
+    nk-app-status           the bar's status line: created, renamed, deleted, or the refusal
+
+Logs panel (nk-logs; LogsPanel)
+    nk-logs-stage, nk-logs-app, nk-logs-status  filters (Dropdowns: stage, application,
+                            status class 2xx..5xx; the value '' is "all")
+    nk-logs-refresh         Button; nk-logs-feedback the panel's status line ("N of M logged
+                            requests match ...", "No requests yet")
+    nk-logs-empty           the friendly note shown instead of the charts when none matches
+    nk-logs-chart-rate      HTML holding an <svg class="nk-chart nk-chart-rate">: requests per
+                            minute, a <rect class="nk-bar nk-bar-2xx|3xx|4xx|5xx"> per class
+    nk-logs-chart-latency   HTML holding an <svg class="nk-chart nk-chart-latency">: p50/p99
+                            (<polyline class="nk-line nk-line-p50|p99">, <circle class="nk-point">)
+    nk-logs-table           HTML table of the newest requests; status cells nk-status-<class>
+
+Resources panel (nk-resources; ResourcesPanel)
+    nk-resources-refresh    Button; nk-resources-status its status line
+    nk-resources-view       HTML: per stage a box nk-resources-<stage> (also
+                            nk-resources-stage) with nk-resources-total and nk-resources-quota,
+                            a box nk-resource-app[data-app] per application, a
+                            nk-resource-node[data-path] per path node, method badges
+                            nk-method nk-method-<METHOD>
 
 Server panel (nk-server)
     nk-server-port          IntText (0 picks a free port)
@@ -77,8 +102,10 @@ Server panel (nk-server)
 
 from __future__ import annotations
 
+from .applications import ApplicationBar
 from .deploy import DeployPanel
 from .form import DefinitionForm
+from .logs import LogsPanel
 from .manage import ManagePanel
 from .resources import ResourcesPanel
 from .server_panel import ServerPanel
@@ -87,9 +114,11 @@ from .table import DefinitionTable
 from .tester import TestPanel
 
 __all__ = [
+    "ApplicationBar",
     "DefinitionForm",
     "DefinitionTable",
     "DeployPanel",
+    "LogsPanel",
     "ManagePanel",
     "ResourcesPanel",
     "ServerPanel",

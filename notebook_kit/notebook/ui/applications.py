@@ -64,7 +64,6 @@ class ApplicationBar(widgets.VBox):
         self.rename.on_click(self._on_rename_click)
         self.delete.on_click(self._on_delete_click)
         self.create.on_click(self._on_create_click)
-        self.new_id.on_submit(lambda _text: self._on_create_click(self.create))
         row = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
         super().__init__(
             [
