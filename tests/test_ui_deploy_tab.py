@@ -195,3 +195,16 @@ def test_urls_and_curl_of_deployed_definition(
         answer = httpx.get(url.replace("{id}", "E001"), headers={"x-api-key": key}, timeout=10)
         time.sleep(0.05)
     assert answer.status_code == 404
+
+
+def test_rollback_choice_survives_refresh_but_not_a_new_deploy(demo: Workspace) -> None:
+    panel = make_panel(demo)
+    for _ in range(3):
+        panel.deploy_dev.click()
+    first, second, third = (d.id for d in demo.deployments("demo"))
+    assert panel.rollback_target.value == second
+    panel.rollback_target.value = first
+    panel.refresh()  # as the studio does when another process changed the store
+    assert panel.rollback_target.value == first
+    panel.deploy_dev.click()
+    assert panel.rollback_target.value == third  # the one before the new live one

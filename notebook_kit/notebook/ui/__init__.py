@@ -101,6 +101,35 @@ Definition and application actions (nk-manage, in the Edit tab)
     nk-import-upload, nk-import-replace, nk-import-status           Import an export file
     nk-commit-repo, nk-commit-message, nk-commit-run, nk-commit-status   Commit to git
 
+Application bar (nk-app-bar; ApplicationBar)
+    nk-app-picker           the application to work on (Dropdown of IDs)
+    nk-app-label            its label (Text); nk-app-rename saves it (Button)
+    nk-app-delete           Button; asks in nk-app-delete-ask (Confirm: the question says how
+                            many definitions go and which stages it is undeployed from;
+                            nk-app-delete-ask-confirm / nk-app-delete-ask-cancel)
+    nk-app-new-id, nk-app-new-label             Text; nk-app-create (Button)
+    nk-app-status           the bar's status line: created, renamed, deleted, or the refusal
+
+Logs panel (nk-logs; LogsPanel)
+    nk-logs-stage, nk-logs-app, nk-logs-status  filters (Dropdowns: stage, application,
+                            status class 2xx..5xx; the value '' is "all")
+    nk-logs-refresh         Button; nk-logs-feedback the panel's status line ("N of M logged
+                            requests match ...", "No requests yet")
+    nk-logs-empty           the friendly note shown instead of the charts when none matches
+    nk-logs-chart-rate      HTML holding an <svg class="nk-chart nk-chart-rate">: requests per
+                            minute, a <rect class="nk-bar nk-bar-2xx|3xx|4xx|5xx"> per class
+    nk-logs-chart-latency   HTML holding an <svg class="nk-chart nk-chart-latency">: p50/p99
+                            (<polyline class="nk-line nk-line-p50|p99">, <circle class="nk-point">)
+    nk-logs-table           HTML table of the newest requests; status cells nk-status-<class>
+
+Resources panel (nk-resources; ResourcesPanel)
+    nk-resources-refresh    Button; nk-resources-status its status line
+    nk-resources-view       HTML: per stage a box nk-resources-<stage> (also
+                            nk-resources-stage) with nk-resources-total and nk-resources-quota,
+                            a box nk-resource-app[data-app] per application, a
+                            nk-resource-node[data-path] per path node, method badges
+                            nk-method nk-method-<METHOD>
+
 Server tab (nk-server)
     nk-server-state         HTML: "running on http://...:PORT (port PORT)" or "stopped"
     nk-server-port          IntText (0 picks a free port; shows the real port once running)
@@ -110,9 +139,6 @@ Server tab (nk-server)
     nk-key-dev, nk-key-prod HTML, masked unless revealed
     nk-keys-reveal          ToggleButton
     nk-rotate-dev, nk-rotate-prod, nk-rotate-ask, nk-keys-status    Rotate (confirmed)
-
-Logs tab (nk-logs), Resources tab (nk-resources), application bar (nk-app-bar): see
-logs.py, resources.py and applications.py.
 """
 
 from __future__ import annotations

@@ -80,23 +80,30 @@ export default { render };
 
 _CSS = """
 .nk-definitions { display: flex; flex-direction: column; gap: 2px; min-width: 0; }
-.nk-definition-row { padding: 4px 6px; border: 1px solid var(--jp-border-color2, #e0e0e0);
-  border-radius: 3px; cursor: pointer; background: var(--jp-layout-color0, #fff); }
-.nk-definition-row:hover { background: var(--jp-layout-color2, #eee); }
-.nk-definition-row.nk-selected { border-color: var(--jp-brand-color1, #1976d2);
-  background: var(--jp-brand-color4, #e3f2fd); }
-.nk-definition-head { display: flex; gap: 6px; align-items: baseline; flex-wrap: wrap; }
-.nk-method { font-size: 11px; font-weight: bold; padding: 0 4px; border-radius: 2px;
-  color: #fff; background: #6e7781; }
-.nk-method-get { background: #0969da; } .nk-method-post { background: #1a7f37; }
-.nk-method-put { background: #9a6700; } .nk-method-delete { background: #cf222e; }
-.nk-definition-resource { font-family: var(--jp-code-font-family, monospace);
-  overflow-wrap: anywhere; }
-.nk-definition-label { color: var(--jp-ui-font-color1, #333); overflow-wrap: anywhere; }
-.nk-definition-states { display: flex; gap: 6px; font-size: 11px; flex-wrap: wrap; }
-.nk-state-deployed { color: #1a7f37; } .nk-state-changed, .nk-state-live { color: #9a6700; }
-.nk-state-not { color: #6e7781; }
-.nk-definitions-empty { font-style: italic; color: #6e7781; }
+.nk-definitions .nk-definition-row { padding: 4px 6px; cursor: pointer;
+  border: 1px solid var(--jp-border-color2, #e0e0e0); border-radius: 3px;
+  background: var(--jp-layout-color0, #fff); }
+.nk-definitions .nk-definition-row:hover { background: var(--jp-layout-color2, #eee); }
+.nk-definitions .nk-definition-row.nk-selected {
+  border-color: var(--jp-brand-color1, #1976d2); background: var(--jp-brand-color4, #e3f2fd); }
+.nk-definitions .nk-definition-head {
+  display: flex; gap: 6px; align-items: baseline; flex-wrap: wrap; }
+.nk-definitions .nk-method { font-size: 11px; font-weight: bold; padding: 0 4px;
+  border-radius: 2px; color: #fff; background: #6e7781; }
+.nk-definitions .nk-method-get { background: #0969da; }
+.nk-definitions .nk-method-post { background: #1a7f37; }
+.nk-definitions .nk-method-put { background: #9a6700; }
+.nk-definitions .nk-method-delete { background: #cf222e; }
+.nk-definitions .nk-definition-resource {
+  font-family: var(--jp-code-font-family, monospace); overflow-wrap: anywhere; }
+.nk-definitions .nk-definition-label {
+  color: var(--jp-ui-font-color1, #333); overflow-wrap: anywhere; }
+.nk-definitions .nk-definition-states {
+  display: flex; gap: 6px; font-size: 11px; flex-wrap: wrap; }
+.nk-definitions .nk-state-deployed { color: #1a7f37; }
+.nk-definitions .nk-state-changed, .nk-definitions .nk-state-live { color: #9a6700; }
+.nk-definitions .nk-state-not { color: #6e7781; }
+.nk-definitions .nk-definitions-empty { font-style: italic; color: #6e7781; }
 """
 
 

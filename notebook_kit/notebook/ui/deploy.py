@@ -149,14 +149,17 @@ class DeployPanel(widgets.VBox):
 
     def _show_targets(self, history: list[Deployment]) -> None:
         """The deployments of the chosen stage a rollback can go to (all but the live one),
-        newest first; the one before the live one is chosen."""
+        newest first; the one chosen stays, else the one before the live one is chosen."""
         stage = Stage.parse(self.rollback_stage.value)
         rows = sorted((d for d in history if d.stage == stage), key=lambda d: -d.id)
         live = next((d.id for d in rows if d.active), None)
         options = [(f"{d.id} · {d.deployed_at} · {d.host}", d.id) for d in rows if d.id != live]
         earlier = [d.id for d in rows if live is not None and d.id < live and d.id != live]
+        chosen = self.rollback_target.value  # kept across a refresh while still offered
         self.rollback_target.options = options
-        self.rollback_target.value = earlier[0] if earlier else (options[0][1] if options else None)
+        if chosen not in [value for _, value in options]:
+            chosen = earlier[0] if earlier else (options[0][1] if options else None)
+        self.rollback_target.value = chosen
 
     def _app(self) -> str:
         if not self.app:
@@ -166,6 +169,7 @@ class DeployPanel(widgets.VBox):
     # -- deploy, undeploy, rollback ----------------------------------------------------
 
     def _changed(self) -> None:
+        self.rollback_target.options = ()  # what is live moved: choose the default again
         self.refresh()
         if self.on_deployed is not None:
             self.on_deployed()

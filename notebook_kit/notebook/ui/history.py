@@ -11,7 +11,14 @@ import ipywidgets as widgets
 
 from ...domain.models import Definition
 
-__all__ = ["TestCall", "TestHistory", "format_duration", "status_class", "wrapping"]
+__all__ = [
+    "TestCall",
+    "TestHistory",
+    "format_duration",
+    "status_class",
+    "status_colour",
+    "wrapping",
+]
 
 VERSION_LABELS = {
     "saved": "ran the saved version",
@@ -63,7 +70,7 @@ class TestCall:
     url: str
     status: int
     duration_ms: float
-    at: str = field(default_factory=lambda: datetime.now(UTC).strftime("%H:%M:%S"))
+    at: str = field(default_factory=lambda: datetime.now(UTC).strftime("%H:%M:%SZ"))
 
     @property
     def method(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from urllib.parse import quote
 
 import ipywidgets as widgets
@@ -254,9 +255,7 @@ class TestPanel(widgets.VBox):
                 )
             else:
                 result = self.workspace.invoke_draft(d, **request, query=call.query, body=call.body)
-            done = TestCall(
-                **{**call.__dict__, "status": result.status, "duration_ms": result.duration_ms}
-            )
+            done = replace(call, status=result.status, duration_ms=result.duration_ms)
             text = format_result(
                 result.headers, result.body, result.content_type, result.stdout, result.error
             )
@@ -289,8 +288,7 @@ class TestPanel(widgets.VBox):
         took = (time.perf_counter() - started) * 1000
         shown = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
         text = format_result(shown, answer.content, answer.headers.get("content-type"))
-        fields = {**call.__dict__, "url": url, "status": answer.status_code, "duration_ms": took}
-        return TestCall(**fields), text
+        return replace(call, url=url, status=answer.status_code, duration_ms=took), text
 
     def _show(self, call: TestCall, text: str) -> None:
         for cls in ("2xx", "3xx", "4xx", "5xx"):
@@ -328,7 +326,7 @@ class TestPanel(widgets.VBox):
         with self.message.working(*self.buttons):
             if call.version == "saved":
                 d = call.definition
-                call = TestCall(**{**call.__dict__, "definition": self.workspace.get(d.app, d.id)})
+                call = replace(call, definition=self.workspace.get(d.app, d.id))
             self._execute(call)
 
     def _on_saved_button_click(self, _button: widgets.Button) -> None:
