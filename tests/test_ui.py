@@ -1,23 +1,8 @@
-"""The studio driven from Python: set values, click, assert on the store and on what is shown."""
+"""The studio's feedback pieces driven from Python (the panels have their own test files:
+test_studio_shell, test_ui_test_tab, test_ui_deploy_tab, test_ui_logs, test_ui_resources,
+test_ui_applications)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-
-import pytest
-
-import notebook_kit
-from notebook_kit import Workspace
-from notebook_kit.notebook.ui import Studio
-
-
-@pytest.fixture
-def studio(sample_workspace: Workspace) -> Iterator[Studio]:
-    widget = notebook_kit.studio(sample_workspace)
-    yield widget
-    if widget.server_panel.server is not None:
-        widget.server_panel.server.stop()
-    widget.close()
 
 
 def test_confirm_runs_the_action_only_on_confirm_and_cancel_changes_nothing() -> None:
