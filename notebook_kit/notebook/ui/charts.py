@@ -194,7 +194,11 @@ class RequestCharts:
         return int(self.minutes[list(STATUS_CLASSES)].to_numpy().sum())
 
     def __repr__(self) -> str:
-        return f"<RequestCharts: {self.requests} requests over {len(self.minutes)} minutes>"
+        n, minutes = self.requests, len(self.minutes)
+        return (
+            f"<RequestCharts: {n} request{'s' if n != 1 else ''} over {minutes} "
+            f"minute{'s' if minutes != 1 else ''}>"
+        )
 
     def _repr_html_(self) -> str:
         if not self.requests:
