@@ -122,7 +122,7 @@ def test_rename_or_delete_of_an_unknown_application_is_refused(
         sample_workspace.rename_application("nope", "x")
     with pytest.raises(NotFoundError, match="no application 'nope'"):
         sample_workspace.deletion_impact("nope")
-    assert [a.id for a in sample_workspace.applications()] == ["alpha", "restapi_sample"]
+    assert [a.id for a in sample_workspace.applications()] == ["restapi_sample"]
 
 
 def test_delete_asks_saying_what_goes_and_cancel_keeps_it(
