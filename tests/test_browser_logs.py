@@ -46,7 +46,8 @@ Path(os.environ["NK_OUT"], "url").write_text(server.url)
 bar = ApplicationBar(ws, lambda app, proceed: proceed())
 logs = LogsPanel(ws, interval=1.0)
 logs.set_active(True)
-widgets.VBox([bar, logs, ResourcesPanel(ws)])"""
+sidebar = widgets.Box([bar], layout=widgets.Layout(width="320px"))  # as in the studio
+widgets.VBox([sidebar, logs, ResourcesPanel(ws)])"""
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +128,10 @@ def test_logs_resources_and_applications_in_jupyterlab(page: Any, lab: dict[str,
     expect(ask).to_contain_text("its 0 definitions go and nothing of it is live")
     confirm = page.locator("button.nk-app-delete-ask-confirm")
     expect(confirm).to_be_visible()
-    assert confirm.evaluate("b => b.scrollWidth <= b.clientWidth"), "confirm label truncated"
+    for button in page.locator(".nk-app-bar button").all():  # nothing truncated at 320 px
+        assert button.evaluate("b => b.scrollWidth <= b.clientWidth"), button.inner_text()
+    bar_box = page.locator(".nk-app-bar").bounding_box()
+    assert bar_box is not None and bar_box["width"] <= 321
     page.locator(".nk-app-bar").screenshot(path=str(SCREENSHOTS / "logs-app-delete.png"))
     confirm.click()
     expect(page.locator(".nk-app-status")).to_have_text("Deleted application shop (0 definitions)")
