@@ -134,5 +134,12 @@ def test_a_store_that_fails_shows_in_the_status_and_the_refresh_goes_on(
         wait_until(lambda: "Could not read the request log" in logs.status.text, within=2)
         assert "nk-status-error" in logs.status._dom_classes
         assert logs.active and "notebook_kit logs refresh" in _threads()
+        with sqlite3.connect(workspace.home / "workspace.sqlite3") as other:  # repaired
+            other.execute(
+                "CREATE TABLE request_log_batches (id INTEGER PRIMARY KEY, entries INTEGER, "
+                "rows BLOB, upto INTEGER NOT NULL DEFAULT 0)"
+            )
+        wait_until(lambda: logs.status.text == "No requests yet", within=2)
+        assert "nk-status-error" not in logs.status._dom_classes
     finally:
         logs.close()
