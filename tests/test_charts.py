@@ -194,4 +194,7 @@ def test_single_request_draws_sensible_axes() -> None:
     minutes = request_minutes(request_log_frame([_row("2026-11-23T10:00:00Z", ms=0.3)]))
     root = _parse(latency_svg(minutes))
     assert "0.3" in "".join(root.itertext())  # the axis reaches the one value
+    assert repr(request_charts(request_log_frame(ROWS[:1]))) == (
+        "<RequestCharts: 1 request over 1 minute>"
+    )
     assert len(list(root.iter(f"{SVG}circle"))) == 2

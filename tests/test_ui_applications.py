@@ -115,9 +115,14 @@ def test_rename_changes_only_the_label(
     assert studio.requests == []
 
 
-def test_rename_of_an_unknown_application_is_refused(sample_workspace: Workspace) -> None:
+def test_rename_or_delete_of_an_unknown_application_is_refused(
+    sample_workspace: Workspace,
+) -> None:
     with pytest.raises(NotFoundError, match="no application 'nope'"):
         sample_workspace.rename_application("nope", "x")
+    with pytest.raises(NotFoundError, match="no application 'nope'"):
+        sample_workspace.deletion_impact("nope")
+    assert [a.id for a in sample_workspace.applications()] == ["restapi_sample"]
 
 
 def test_delete_asks_saying_what_goes_and_cancel_keeps_it(
@@ -168,12 +173,15 @@ def test_deleting_the_last_application_switches_to_none(
     assert (bar.app, bar.picker.value, bar.label.value) == ("", None, "")
 
 
-def test_refresh_sees_applications_made_elsewhere(
-    bar: ApplicationBar, sample_workspace: Workspace
+def test_refresh_sees_applications_made_and_deleted_elsewhere(
+    bar: ApplicationBar, sample_workspace: Workspace, studio: Studio
 ) -> None:
     Workspace(sample_workspace.home).create_application("gamma")
     assert bar.refresh() == ["alpha", "gamma", "restapi_sample"]
-    assert bar.picker.value == "alpha"
+    assert bar.picker.value == "alpha" and studio.requests == []
     Workspace(sample_workspace.home).delete_application("alpha")
     bar.refresh()
     assert bar.picker.value is None and list(bar.picker.options) == ["gamma", "restapi_sample"]
+    assert bar.label.value == ""
+    assert studio.agree() == "gamma"  # the current one went: the studio is asked to move
+    assert (bar.app, bar.picker.value) == ("gamma", "gamma")

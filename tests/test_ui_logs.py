@@ -3,12 +3,13 @@ panel reading what it logged (filters, table, charts, refreshing while active)."
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 
 import httpx
 import pytest
-from polling import wait_until
+from polling import stays, wait_until
 
 from notebook_kit.notebook.ui.logs import LogsPanel
 from notebook_kit.runtime.server import BackgroundServer
@@ -106,9 +107,8 @@ def test_active_panel_refreshes_itself_and_stops_when_inactive(
     assert not panel.active and "notebook_kit logs refresh" not in _threads()
     _call(running_server, EMPLOYEE)
     drawn = panel.status.text
-    wait_until(lambda: len(running_server.workspace.request_log()) == 2, within=2)
-    threading.Event().wait(0.4)  # four intervals: an active panel would have redrawn
-    assert panel.status.text == drawn
+    assert len(running_server.workspace.request_log()) == 2
+    stays(lambda: panel.status.text == drawn, 0.4)  # four intervals: no redraw
     panel.refresh()
     assert panel.status.text.startswith("2 of 2")
 
@@ -120,3 +120,26 @@ def test_close_stops_the_refresh_thread(sample_workspace: Workspace) -> None:
     assert [t.name for t in threading.enumerate()].count("notebook_kit logs refresh") == 1
     logs.close()
     assert "notebook_kit logs refresh" not in _threads()
+
+
+def test_a_store_that_fails_shows_in_the_status_and_the_refresh_goes_on(
+    workspace: Workspace,
+) -> None:
+    logs = LogsPanel(workspace, interval=0.05)
+    logs.set_active(True)
+    try:
+        wait_until(lambda: logs.status.text == "No requests yet")
+        with sqlite3.connect(workspace.home / "workspace.sqlite3") as other:
+            other.execute("DROP TABLE request_log_batches")  # another process broke it
+        wait_until(lambda: "Could not read the request log" in logs.status.text, within=2)
+        assert "nk-status-error" in logs.status._dom_classes
+        assert logs.active and "notebook_kit logs refresh" in _threads()
+        with sqlite3.connect(workspace.home / "workspace.sqlite3") as other:  # repaired
+            other.execute(
+                "CREATE TABLE request_log_batches (id INTEGER PRIMARY KEY, entries INTEGER, "
+                "rows BLOB, upto INTEGER NOT NULL DEFAULT 0)"
+            )
+        wait_until(lambda: logs.status.text == "No requests yet", within=2)
+        assert "nk-status-error" not in logs.status._dom_classes
+    finally:
+        logs.close()

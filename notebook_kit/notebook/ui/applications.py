@@ -65,6 +65,7 @@ class ApplicationBar(widgets.VBox):
         self.delete.on_click(self._on_delete_click)
         self.create.on_click(self._on_create_click)
         row = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
+        self.delete_ask.layout.flex_flow = "row wrap"  # the bar sits in a narrow sidebar
         super().__init__(
             [
                 self.picker,
@@ -81,11 +82,14 @@ class ApplicationBar(widgets.VBox):
     # -- the interface the studio uses ---------------------------------------------------
 
     def refresh(self) -> list[str]:
-        """Re-read the applications; the picker keeps showing ``app`` (or nothing, if it
-        was deleted meanwhile). Returns their IDs."""
+        """Re-read the applications (returns their IDs). If the current one is gone (deleted
+        here or by another process), the bar asks to switch to the first remaining one."""
         apps = [a.id for a in self.workspace.applications()]
-        self._set_picker(apps, self.app if self.app in apps else None)
+        gone = bool(self.app) and self.app not in apps
+        self._set_picker(apps, None if gone else self.app or None)
         self._show_label()
+        if gone:
+            self._switch_to(apps[0] if apps else "")
         return apps
 
     def show(self, app: str) -> None:
@@ -108,7 +112,7 @@ class ApplicationBar(widgets.VBox):
             self._quiet = False
 
     def _show_label(self) -> None:
-        if not self.app:
+        if not self.app or self.picker.value != self.app:
             self.label.value = ""
             return
         try:
@@ -165,9 +169,8 @@ class ApplicationBar(widgets.VBox):
     def _delete(self, app: str) -> None:
         impact = self.workspace.deletion_impact(app)
         self.workspace.delete_application(app)
-        apps = self.refresh()
         undeployed = (
             f"; undeployed from {' and '.join(impact.live_stages)}" if impact.live_stages else ""
         )
         self.status.ok(f"Deleted application {app} ({impact.definitions} definitions{undeployed})")
-        self._switch_to(apps[0] if apps else "")
+        self.refresh()  # the current one is gone: asks to move to the first remaining one

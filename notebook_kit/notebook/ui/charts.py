@@ -23,10 +23,12 @@ __all__ = ["CLASS_COLOURS", "RequestCharts", "latency_svg", "rate_svg", "request
 #: Status class -> colour (Okabe-Ito: bluish green, sky blue, orange, vermillion).
 CLASS_COLOURS = {"2xx": "#009E73", "3xx": "#56B4E9", "4xx": "#E69F00", "5xx": "#D55E00"}
 _P50, _P99 = "#0072B2", "#D55E00"  # blue solid, vermillion dashed
+_DASH = ' stroke-dasharray="5 3"'
 EMPTY_TEXT = "No requests yet: call an endpoint and its requests show here."
 
-_WIDTH, _HEIGHT = 560, 230
-_LEFT, _RIGHT, _TOP, _BOTTOM = 58, 12, 34, 42
+_WIDTH, _HEIGHT = 400, 240
+_MAX_BAR = 36  # a lone minute is a bar, not a wall
+_LEFT, _RIGHT, _TOP, _BOTTOM = 58, 12, 42, 42
 _PLOT_W, _PLOT_H = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
 
 
@@ -77,8 +79,8 @@ def _frame(
         width = 22 + 7 * len(name)
         x -= width
         parts.append(
-            f'<g class="nk-chart-legend">{mark.format(x=x, y=20)}'
-            f'<text x="{x + 16}" y="24">{html.escape(name)}</text></g>'
+            f'<g class="nk-chart-legend">{mark.format(x=x, x2=x + 12)}'
+            f'<text x="{x + 16}" y="32">{html.escape(name)}</text></g>'
         )
     return parts
 
@@ -106,13 +108,13 @@ def rate_svg(per_minute: pd.DataFrame) -> str:
     totals = per_minute[list(STATUS_CLASSES)].sum(axis=1)
     top, step = _nice_ceiling(float(totals.max()))
     legend = [
-        (name, '<rect x="{x}" y="14" width="12" height="12" fill="' + colour + '"/>')
+        (name, '<rect x="{x}" y="22" width="12" height="12" fill="' + colour + '"/>')
         for name, colour in CLASS_COLOURS.items()
     ]
-    title, css = "Requests per minute by status", "nk-chart nk-chart-rate"
+    title, css = "Requests per minute", "nk-chart nk-chart-rate"
     parts = _frame(title, "requests / minute", top, step, legend, css)
     slot = _PLOT_W / len(per_minute)
-    width = max(1.0, slot * 0.8)
+    width = min(_MAX_BAR, max(1.0, slot * 0.8))
     for i, (minute, row) in enumerate(per_minute.iterrows()):
         x = _LEFT + slot * i + (slot - width) / 2
         y = float(_TOP + _PLOT_H)
@@ -139,13 +141,17 @@ def latency_svg(per_minute: pd.DataFrame) -> str:
         return ""
     top, step = _nice_ceiling(float(per_minute["p99_ms"].max()))
     legend = [
-        (name, '<rect x="{x}" y="18" width="12" height="3" fill="' + colour + '"/>')
-        for name, colour in (("p50", _P50), ("p99", _P99))
+        (
+            name,
+            f'<line x1="{{x}}" x2="{{x2}}" y1="28" y2="28" stroke="{colour}" '
+            f'stroke-width="2"{dash}/>',
+        )
+        for name, colour, dash in (("p50", _P50, ""), ("p99", _P99, _DASH))
     ]
     title, css = "Latency per minute (p50, p99)", "nk-chart nk-chart-latency"
     parts = _frame(title, "milliseconds", top, step, legend, css)
     slot = _PLOT_W / len(per_minute)
-    for column, colour, dash in (("p50_ms", _P50, ""), ("p99_ms", _P99, ' stroke-dasharray="5 3"')):
+    for column, colour, dash in (("p50_ms", _P50, ""), ("p99_ms", _P99, _DASH)):
         runs: list[list[str]] = [[]]
         for i, (minute, value) in enumerate(per_minute[column].items()):
             if pd.isna(value):
@@ -188,7 +194,11 @@ class RequestCharts:
         return int(self.minutes[list(STATUS_CLASSES)].to_numpy().sum())
 
     def __repr__(self) -> str:
-        return f"<RequestCharts: {self.requests} requests over {len(self.minutes)} minutes>"
+        n, minutes = self.requests, len(self.minutes)
+        return (
+            f"<RequestCharts: {n} request{'s' if n != 1 else ''} over {minutes} "
+            f"minute{'s' if minutes != 1 else ''}>"
+        )
 
     def _repr_html_(self) -> str:
         if not self.requests:

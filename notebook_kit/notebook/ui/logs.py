@@ -115,7 +115,8 @@ class LogsPanel(widgets.VBox):
         if not active:
             self._stop_thread()
             return
-        self.refresh()
+        with self.status.working(self.refresh_button):  # a refusal shows; the timer starts
+            self.refresh()
         if self._thread is None:
             self._stop = threading.Event()
             self._thread = threading.Thread(
@@ -181,6 +182,7 @@ class LogsPanel(widgets.VBox):
                 self.refresh()
             except NotebookKitError as exc:  # a locked or moved store: say so, keep trying
                 self.status.error(f"Could not read the request log: {exc}")
+                self._shown = None  # redraw (and replace this line) once it reads again
 
     def _stop_thread(self) -> None:
         thread, self._thread = self._thread, None
