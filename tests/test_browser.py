@@ -10,9 +10,8 @@
    the key shows a readable 403, and a JSON content type (not allowed by the preflight)
    is blocked by the browser.
 
-Screenshots go to ``test-artifacts/screenshots/`` (CI keeps it); the studio's also to
-``docs/studio.png``, the README's picture (only with ``NOTEBOOK_KIT_UPDATE_DOCS=1``, so a
-test run leaves the tree clean).
+Screenshots go to ``test-artifacts/screenshots/`` (CI keeps it). The README's picture,
+``docs/studio.png``, is taken by ``test_studio_loop.py`` (with ``NOTEBOOK_KIT_UPDATE_DOCS=1``).
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -32,7 +30,6 @@ import httpx
 import pytest
 from lab import (
     CHROMIUM,
-    REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
     TOKEN,
@@ -188,15 +185,16 @@ def test_studio_shell_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
     expect(studio.locator(".nk-server-port input")).to_have_value(port)
 
     expect(page.locator(STDERR_OUTPUT)).to_have_count(0)
-    tabs.filter(has_text="Edit").click()
+    # no label cut in any tab, at 1280x800 and at 1024x768
+    for width, height in ((1280, 800), (1024, 768)):
+        page.set_viewport_size({"width": width, "height": height})
+        for title in ("Test", "Deploy", "Logs", "Resources", "Server", "Edit"):
+            tabs.filter(has_text=title).click()
+            page.wait_for_timeout(300)  # the tab's layout settles
+            assert (title, width, page.evaluate(TRUNCATED)) == (title, width, [])
+        studio.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.screenshot(path=str(SCREENSHOTS / f"jupyterlab-{width}.png"))
     studio.screenshot(path=str(SCREENSHOTS / "studio.png"))
-    page.screenshot(path=str(SCREENSHOTS / "jupyterlab.png"))
-    page.set_viewport_size({"width": 1024, "height": 768})
-    expect(studio.locator(".nk-form")).to_be_visible()
-    assert page.evaluate(TRUNCATED) == []
-    page.screenshot(path=str(SCREENSHOTS / "jupyterlab-1024.png"))
-    if os.environ.get("NOTEBOOK_KIT_UPDATE_DOCS"):  # refresh the README's picture on purpose
-        shutil.copyfile(SCREENSHOTS / "studio.png", REPO / "docs" / "studio.png")
 
 
 # -- 2. CORS from another origin ---------------------------------------------------------

@@ -633,6 +633,22 @@ def test_background_refresh_within_two_seconds_and_stops_on_close(
     assert "notebook_kit-studio-refresh" not in names
 
 
+def test_a_new_studio_on_the_same_workspace_takes_over_the_polling(
+    sample_workspace: Workspace,
+) -> None:
+    first = Studio(sample_workspace, poll_interval=0.2)
+    second = Studio(Workspace(sample_workspace.home), poll_interval=0.2)  # the cell run again
+    try:
+        assert second.poller.running and not first.poller.running
+        names = [t.name for t in threading.enumerate()]
+        assert names.count("notebook_kit-studio-refresh") == 1
+        first.refresh()  # the older one still refreshes when asked
+    finally:
+        second.close()
+        first.close()
+    assert "notebook_kit-studio-refresh" not in [t.name for t in threading.enumerate()]
+
+
 def test_studio_text_repr_is_stable(studio: Studio) -> None:
     assert repr(studio) == "<notebook_kit Studio: application 'restapi_sample'>"
     assert studio._repr_mimebundle_()["text/plain"] == repr(studio)

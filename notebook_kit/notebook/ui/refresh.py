@@ -6,17 +6,26 @@ millisecond) every ``interval`` seconds and calls ``on_change()`` when it differ
 last one seen. The studio's own changes move the stamp too; ``on_change`` re-reads, so
 that costs one refresh. Widgets may be updated from this thread: ipywidgets sends their
 state through the kernel's thread-safe IOPub channel (the same way the Logs panel redraws).
+
+One poller per workspace polls in a process: starting one stops the one started before for
+the same workspace home. A notebook cell that runs ``notebook_kit.studio(ws)`` again makes
+a new studio without closing the old one; the old one stops refreshing by itself (its
+``refresh()`` still works) instead of leaving a thread behind per run.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from ...errors import NotebookKitError
 from ...workspace.workspace import Workspace
 
 __all__ = ["StorePoller"]
+
+_polling: dict[Path, StorePoller] = {}  # workspace home -> the poller running for it
+_polling_lock = threading.Lock()
 
 
 class StorePoller:
@@ -38,6 +47,13 @@ class StorePoller:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> StorePoller:
+        """Poll in a daemon thread; the poller running for the same workspace stops."""
+        home = self.workspace.home.resolve()
+        with _polling_lock:
+            previous = _polling.get(home)
+            _polling[home] = self
+        if previous is not None and previous is not self:
+            previous.stop()
         if not self.running:
             self._stop.clear()
             self._thread = threading.Thread(
@@ -49,7 +65,11 @@ class StorePoller:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop polling; returns once the thread has ended (or ``timeout`` passed)."""
         self._stop.set()
-        if self._thread is not None:
+        with _polling_lock:
+            home = self.workspace.home.resolve()
+            if _polling.get(home) is self:
+                del _polling[home]
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
     def check(self) -> bool:
