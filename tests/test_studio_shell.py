@@ -602,6 +602,18 @@ def test_refresh_after_the_open_definition_is_deleted_elsewhere(studio: Studio) 
     assert "deleted in another process" in studio.form.save_status.text
 
 
+def test_refresh_after_the_application_is_deleted_elsewhere(
+    studio: Studio, sample_workspace: Workspace
+) -> None:
+    sample_workspace.create("other", "ping", label="Ping", method="GET", resource="ping")
+    studio.definitions.pick("employee")
+    Workspace(studio.workspace.home).delete_application("restapi_sample")
+    studio.poller.check()
+
+    assert studio.app == "other" and studio.definitions.ids == ["ping"]
+    assert studio.form.editing is None and studio.current is None
+
+
 def test_refresh_after_a_cli_change(
     studio: Studio, cli: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:
