@@ -124,6 +124,20 @@ def test_search_filters_rows_by_label(studio: Studio, search: str, shown: set[st
         assert studio.definitions.empty_text == "No definition matches the search."
 
 
+def test_an_empty_workspace_asks_for_an_application_first(workspace: Workspace) -> None:
+    studio = Studio(workspace, poll_interval=None)
+    try:
+        assert studio.app == "" and studio.definitions.rows == []
+        assert studio.definitions.empty_text == "Create or pick an application first."
+        studio.form.id.value, studio.form.label.value = "x", "X"
+        studio.form.resource.value = "x"
+        studio.form.save.click()
+        assert "choose or create an application first" in studio.form.errors["app"].value
+        assert workspace.applications() == []
+    finally:
+        studio.close()
+
+
 # -- the form ----------------------------------------------------------------------------
 
 
