@@ -122,7 +122,7 @@ def test_studio_creates_tests_and_deploys_in_jupyterlab(page: Any, lab: dict[str
         'name = req.pathParameters["name"]\nres.body = {"hello": name, "length": len(name)}'
     )
     page.locator("button.nk-save").click()
-    expect(page.locator(".nk-status")).to_contain_text("Saved demo / hello")
+    expect(page.locator(".nk-studio > .nk-status")).to_contain_text("Saved demo / hello")
     expect(page.locator(".nk-definitions")).to_contain_text("Hello greeting")
     saved = Workspace(lab["home"]).get("demo", "hello")
     assert (saved.method, saved.resource, saved.requires_auth) == ("GET", "hello/{name}", True)
@@ -137,7 +137,7 @@ def test_studio_creates_tests_and_deploys_in_jupyterlab(page: Any, lab: dict[str
 
     # deploy to dev: the endpoint URL appears, and the dev URL answers over HTTP
     page.locator("button.nk-deploy-dev").click()
-    expect(page.locator(".nk-status")).to_contain_text("Deployed demo to dev")
+    expect(page.locator(".nk-studio > .nk-status")).to_contain_text("Deployed demo to dev")
     link = page.locator("a.nk-url-dev")
     expect(link).to_have_attribute("href", f"{lab['api']}/dev/demo/hello/world")
     key = Workspace(lab["home"]).keys()["dev"]
