@@ -448,6 +448,30 @@ def test_copy_to_another_application_opens_the_copy(
     assert "already has a definition 'staff'" in studio.manage.copy_status.text
 
 
+def test_copy_with_unsaved_edits_asks_before_opening_the_copy(
+    studio: Studio, sample_workspace: Workspace
+) -> None:
+    studio.definitions.pick("employee")
+    studio.form.label.value = "my edit"
+    studio.manage.copy_to_app.value = "hr"
+    studio.manage.copy_run.click()
+
+    assert sample_workspace.get("hr", "employee").label != "my edit"  # the saved one
+    assert studio.discard_ask.asking and studio.form.label.value == "my edit"
+    studio.discard_ask.cancel.click()
+    assert studio.app == "restapi_sample" and studio.form.label.value == "my edit"
+
+
+def test_deleting_the_open_definition_with_edits_asks_nothing_more(studio: Studio) -> None:
+    studio.definitions.pick("employee")
+    studio.form.label.value = "my edit"
+    studio.manage.delete.click()
+    studio.manage.delete_ask.confirm.click()
+
+    assert not studio.discard_ask.asking
+    assert studio.form.editing is None and "employee" not in studio.definitions.ids
+
+
 def export_bytes(studio: Studio) -> bytes:
     studio.manage.export.click()
     link = studio.manage.export_link.value

@@ -327,8 +327,19 @@ class Studio(widgets.HBox):
         self.logs.refresh()
 
     def _on_manage_changed(self, app: str, api_id: str | None) -> None:
+        """After a copy or an import, show what it made (asking first if that would drop
+        unsaved edits); after a delete of the open definition, there is nothing to keep."""
+        current = self.current
+        gone = current is None or not any(
+            d.id == current.id for d in self.workspace.definitions(current.app)
+        )
         with self._lock:
-            self.select(app, api_id)
+            if gone:
+                self.select(app, api_id)
+            else:
+                self._guard(
+                    f"open {app} / {api_id or ''}".rstrip(" /"), lambda: self.select(app, api_id)
+                )
 
     def _on_tabs_selected_index(self, change: dict[str, object]) -> None:
         self.logs.set_active(change["new"] == _LOGS_TAB)
