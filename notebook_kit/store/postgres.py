@@ -15,6 +15,7 @@ use; only the statement that found it broken fails.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -76,14 +77,15 @@ def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Row]:
 def connect(url: str, *, connect_timeout: int = 5) -> psycopg.Connection[Any]:
     """An autocommit connection to ``url``; failures as ``StoreError`` (password masked)."""
     try:
+        # A writer waits for the write lock this long, as SQLite's busy timeout (added to
+        # the URL's own ``options``); a dead peer is noticed by keepalives, not never.
+        given = psycopg.conninfo.conninfo_to_dict(url).get("options") or ""
         return psycopg.connect(
             url,
             autocommit=True,
             connect_timeout=connect_timeout,
             row_factory=_row_factory,
-            # A writer waits for the write lock this long, as SQLite's busy timeout; a
-            # dead peer is noticed by keepalives rather than never.
-            options="-c lock_timeout=10000",
+            options=f"{given} -c lock_timeout=10000".strip(),
             keepalives=1,
             keepalives_idle=5,
             keepalives_interval=2,
@@ -99,8 +101,18 @@ class _PerThread(threading.local):
     depth: int = 0
 
 
+def _close_all(opened: list[tuple[threading.Thread, psycopg.Connection[Any]]]) -> None:
+    for _, conn in opened:
+        conn.close()
+    opened.clear()
+
+
 class PgConnection:
-    """The store's connections to one PostgreSQL database, one per thread."""
+    """The store's connections to one PostgreSQL database, one per thread.
+
+    Every connection opened is remembered with its thread: a thread's that has ended is
+    closed when another opens, and all of them when this object goes away (a connection
+    must be closed, not dropped)."""
 
     path = None
 
@@ -108,6 +120,9 @@ class PgConnection:
         self.url: str | None = check_store_url(url)
         self._url = url
         self.local = _PerThread()
+        self._opened: list[tuple[threading.Thread, psycopg.Connection[Any]]] = []
+        self._lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._opened)
         self.connection()  # fail now, with a clear message, when the store is unreachable
 
     def __repr__(self) -> str:
@@ -119,6 +134,12 @@ class PgConnection:
         if conn is None or conn.closed:
             conn = self.local.conn = connect(self._url)
             self.local.depth = 0
+            with self._lock:
+                kept = [(t, c) for t, c in self._opened if t.is_alive() and not c.closed]
+                for thread, old in self._opened:
+                    if not thread.is_alive():
+                        old.close()
+                self._opened[:] = [*kept, (threading.current_thread(), conn)]
         return conn
 
     def _failed(self, exc: psycopg.Error, what: str) -> StoreError:
@@ -211,6 +232,11 @@ class PgConnection:
                 f"COALESCE((SELECT MAX(id) FROM {table}), 1), "
                 f"(SELECT MAX(id) FROM {table}) IS NOT NULL)"
             )
+
+    def close_all(self) -> None:
+        """Close every thread's connection (each reopens on its next use)."""
+        with self._lock:
+            _close_all(self._opened)
 
     def close(self) -> None:
         """Close this thread's connection; other threads keep theirs."""
