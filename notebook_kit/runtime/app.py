@@ -40,7 +40,7 @@ from .relay import Busy, Relay
 from .reserved import ReservedPaths, runtime_answer
 from .responses import ActionAnswer, UntypedActionAnswer
 from .store_guard import protect_store
-from .store_link import StoreLink
+from .store_link import StoreLink, flush_quietly
 from .watchdog import StuckWorker
 
 if TYPE_CHECKING:
@@ -208,6 +208,7 @@ class Runtime:
                     pending = []
                 link.keep(pending)
         finally:
+            self._pending_log[:0] = link.backlog  # the last flush, at the stop, tries them
             link.close()
 
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
@@ -322,14 +323,6 @@ def _serving_request() -> Request | None:
         return None
 
 
-def _last_flush(runtime: Runtime) -> None:
-    """Write what is left of the request log; a store that is away loses it, logged."""
-    try:
-        runtime.flush_log()
-    except StoreError as exc:
-        log.warning("could not write the last request-log entries: %s", exc)
-
-
 def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: bool = True) -> Sanic:
     """The Sanic application serving ``workspace``'s deployments.
 
@@ -385,11 +378,11 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         for task in watcher:
             task.cancel()
         watcher.clear()
-        _last_flush(runtime)
+        flush_quietly(runtime.flush_log)
 
     @app.after_server_stop
     async def _stopped(app: Sanic) -> None:
-        _last_flush(runtime)  # the calls that were still in flight at the stop
+        flush_quietly(runtime.flush_log)  # the calls that were still in flight at the stop
         runtime.relay.close()
 
     return app
