@@ -27,6 +27,7 @@ from ..errors import StoreError
 from .connection import StoreConnection
 from .request_log import ActionStats, RequestLog
 from .schema import migrate
+from .snapshots import Snapshots, decode_ids
 from .users import UserTables
 
 __all__ = ["Store", "new_api_key"]
@@ -109,6 +110,7 @@ class Store:
         self.path = self._db.path
         self.users = UserTables(self._db)
         self._log = RequestLog(self._db)
+        self.snapshots = Snapshots(self._db)
         try:
             if not self.path.exists():
                 _create_private_file(self.path)
@@ -206,12 +208,13 @@ class Store:
     # -- deployments -------------------------------------------------------------------
 
     def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
-        cursor = self._db.write(
-            "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (app_id, str(stage), now(), host, json.dumps(snapshot)),
-        )
-        return int(cursor.lastrowid)  # type: ignore[arg-type]
+        """Record a deployment of ``snapshot`` (its definitions stored content-addressed)."""
+        return self.snapshots.add(app_id, stage, host, snapshot, snapshot["definitions"])
+
+    def prune_deployments(self, app_id: str, stage: Stage, keep: int) -> int:
+        """Keep the newest ``keep`` deployments of ``app_id`` on ``stage`` and the live one
+        (``Snapshots.prune``); how many were deleted."""
+        return self.snapshots.prune(app_id, stage, keep)
 
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
         self._db.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
@@ -239,23 +242,53 @@ class Store:
         rows = self._db.execute(sql + " ORDER BY d.id", params)
         return [_deployment_from_row(r) for r in rows]
 
+    def deployment_record(self, deployment_id: int) -> Deployment | None:
+        """One deployment's record, without its snapshot."""
+        row = self._db.execute(
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "l.deployment_id IS NOT NULL AS active FROM deployments d "
+            "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
+            (deployment_id,),
+        ).fetchone()
+        return None if row is None else _deployment_from_row(row)
+
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._db.execute(
-            "SELECT d.*, l.deployment_id IS NOT NULL AS active FROM deployments d "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.snapshot, d.versions, "
+            "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
         ).fetchone()
         if row is None:
             return None
-        return _deployment_from_row(row), json.loads(row["snapshot"])
+        head = json.loads(row["snapshot"])
+        snapshot = self.snapshots.snapshot(head, decode_ids(row["versions"]))
+        return _deployment_from_row(row), snapshot
+
+    def live_pointers(self) -> list[tuple[Stage, str, int]]:
+        """Every (stage, app, deployment id) served now: one small read."""
+        rows = self._db.execute(
+            "SELECT stage, app_id, deployment_id FROM live ORDER BY stage, app_id"
+        )
+        return [(Stage(r[0]), r[1], int(r[2])) for r in rows]
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
         rows = self._db.execute(
-            "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot FROM live l "
+            "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot, d.versions FROM live l "
             "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id"
-        )
-        return [(Stage(r[0]), r[1], int(r[2]), json.loads(r[3])) for r in rows]
+        ).fetchall()
+        ids = {r[2]: decode_ids(r[4]) for r in rows}
+        bodies = self.snapshots.bodies([i for version_ids in ids.values() for i in version_ids])
+        return [
+            (
+                Stage(r[0]),
+                r[1],
+                int(r[2]),
+                {**json.loads(r[3]), "definitions": [bodies[i] for i in ids[r[2]]]},
+            )
+            for r in rows
+        ]
 
     # -- keys and settings -------------------------------------------------------------
 

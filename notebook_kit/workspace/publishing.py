@@ -18,6 +18,7 @@ from ..domain import exchange, routing
 from ..domain.actions import compile_action
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import NotFoundError, QuotaExceededError, ValidationError
+from ..store.snapshots import canonical, content_address
 from ..store.store import Store
 
 __all__ = ["Publisher", "same_content", "snapshot_definitions"]
@@ -61,34 +62,54 @@ class Publisher:
         store: Store,
         quota: Callable[[], int | None],
         action_env: Callable[[], Mapping[str, Any]],
+        kept: Callable[[], int] = lambda: 50,
     ) -> None:
         self.store = store
         self._quota = quota
         self._action_env = action_env
+        self._kept = kept
 
-    def deploy(
-        self,
-        record: Application,
-        definitions: list[Definition],
-        stage: Stage,
-    ) -> Deployment:
-        """Validate ``definitions`` (the saved ones of ``record``) and serve a snapshot of
-        them on ``stage``."""
+    def deploy(self, record: Application, stage: Stage) -> Deployment:
+        """Validate the saved definitions of ``record`` and serve a snapshot of them on
+        ``stage``: exactly what is saved when the deploy commits.
+
+        The bulk of the work (reading, routes, compiling) happens before the write lock;
+        inside it the saved definitions are read again and compared by content hash, and
+        whatever changed meanwhile is validated there, so a deploy racing another process's
+        edits and deploys never publishes an older set than the store holds. A version the
+        store already has passed validation at the deploy that stored it and is not
+        compiled again (see docs/deployments.md for what that assumes).
+        """
         app = record.id
-        if not definitions:
-            raise ValidationError(f"application {app!r} has no definitions to deploy")
-        routing.check_routes(app, definitions)
-        env = self._action_env()
-        for definition in definitions:
-            compile_action(definition, env)
-        snapshot = exchange.to_document(record, definitions)
-        snapshot["definitions"] = [d.to_dict() for d in definitions]
+        checked = self._validate(app, self.store.list_definitions(app), set())
         with self.store.transaction():
+            definitions = self.store.list_definitions(app)
+            checked = self._validate(app, definitions, checked)
+            snapshot = exchange.to_document(record, definitions)
+            snapshot["definitions"] = [d.to_dict() for d in definitions]
             self._check_quota(stage, app, definitions)
             deployment_id = self.store.add_deployment(app, stage, socket.gethostname(), snapshot)
             self.store.set_live(stage, app, deployment_id)
+            self.store.prune_deployments(app, stage, self._kept())
             self.store.bump_generation()
         return self.deployment(deployment_id)
+
+    def _validate(self, app: str, definitions: list[Definition], checked: set[str]) -> set[str]:
+        """Refuse ``definitions`` unless their routes agree and each action compiles;
+        skip the content hashes in ``checked`` or in the store. Returns every hash."""
+        if not definitions:
+            raise ValidationError(f"application {app!r} has no definitions to deploy")
+        routing.check_routes(app, definitions)
+        hashes = [content_address(canonical(d.to_dict())) for d in definitions]
+        fresh = [h for h in hashes if h not in checked]
+        known = self.store.snapshots.known(fresh) if fresh else set()
+        env: Mapping[str, Any] | None = None
+        for definition, digest in zip(definitions, hashes, strict=True):
+            if digest in checked or digest in known:
+                continue
+            env = env if env is not None else self._action_env()
+            compile_action(definition, env)
+        return set(hashes)
 
     def undeploy(self, app: str, stage: Stage) -> None:
         with self.store.transaction():
@@ -112,7 +133,11 @@ class Publisher:
             else:
                 chosen = next((d for d in history if d.id == to), None)
                 if chosen is None:
-                    raise NotFoundError(f"no deployment {to} of {app} on {stage}")
+                    raise NotFoundError(
+                        f"no deployment {to} of {app} on {stage}; it may have been pruned "
+                        f"(the deployments_kept setting keeps the newest {self._kept()} "
+                        f"of each application and stage; 'deployments' lists them)"
+                    )
                 target = chosen
             found = self.store.get_deployment(target.id)
             assert found is not None
@@ -122,10 +147,10 @@ class Publisher:
         return self.deployment(target.id)
 
     def deployment(self, deployment_id: int) -> Deployment:
-        found = self.store.get_deployment(deployment_id)
+        found = self.store.deployment_record(deployment_id)
         if found is None:
             raise NotFoundError(f"no deployment {deployment_id}")
-        return found[0]
+        return found
 
     def _check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
         quota = self._quota()

@@ -59,7 +59,10 @@ class Workspace:
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
         self._publisher = Publisher(
-            self.store, lambda: self.setting("resource_quota"), self.action_env
+            self.store,
+            lambda: self.setting("resource_quota"),
+            self.action_env,
+            lambda: self.setting("deployments_kept"),
         )
 
     def __repr__(self) -> str:
@@ -242,7 +245,7 @@ class Workspace:
         """Validate the whole application and publish a snapshot of it to ``stage``."""
         stage = Stage.parse(stage)
         record = self.application(app)
-        return self._publisher.deploy(record, self.store.list_definitions(app), stage)
+        return self._publisher.deploy(record, stage)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))
