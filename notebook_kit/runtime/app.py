@@ -26,11 +26,10 @@ from sanic.response import HTTPResponse
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..builtins.presign import use_serving_request
-from ..domain.actions import CompiledAction, compile_action
 from ..domain.messages import ActionRequest, ActionResponse, render_response
-from ..domain.models import Application, Definition, Stage
-from ..domain.routing import RouteTable
+from ..domain.models import Definition, Stage
 from ..store.request_log import TIMEOUT_ERROR, action_counters
+from .builder import LiveBuilder
 from .http_guard import GuardedRequest, apply_timeouts, timeout_status
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
@@ -40,6 +39,7 @@ from .reserved import ReservedPaths, runtime_answer
 from .responses import ActionAnswer, UntypedActionAnswer
 from .store_guard import protect_store
 from .watchdog import StuckWorker
+from .worker_sync import WorkerSync, allocate
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -83,90 +83,88 @@ class Runtime:
         self.context = BuiltinContext(self.store, workspace.home, lambda: self._settings)
         self._environment = ActionEnvironment(self.context)
         self._reserved = ReservedPaths(self.context)
-        self._compiled: dict[tuple[int, str], CompiledAction] = {}
         self._pending_log: list[LogEntry] = []
-        self._limiters: dict[str, RateLimiter | None] = {}  # kept across reloads
-        self.live = self._build(self.store.generation())
+        self._limiters: dict[Stage, RateLimiter | None] = {}  # kept across reloads
+        self._builder = LiveBuilder(self.store, self._environment.names)
+        self.live = self._prepared = self._build()
         self.relay: Relay  # set when the server starts (it needs the running loop)
+        self.app: Sanic | None = None  # set by create_app
+        # The node's workers switch together (worker_sync); None: this worker alone.
+        self.sync: WorkerSync | None = None
+        self._committed: Any = None  # sync's shared array, read on the request path
 
     # -- building and swapping the live tables -----------------------------------------
 
-    def _compile(
-        self, deployment_id: int, definition: Definition, env: dict[str, Any]
-    ) -> CompiledAction:
-        key = (deployment_id, definition.id)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            compiled = self._compiled[key] = compile_action(definition, env)
-        return compiled
-
-    def _build(self, generation: int) -> LiveState:
-        """Read what is live and compile it into fresh tables (reusing unchanged actions)."""
-        store = self.store
-        settings = self._settings = self.workspace.settings()
-        env = self._environment.names()
-        entries: dict[str, list[tuple[str, Definition, CompiledAction]]] = {
-            str(s): [] for s in Stage
-        }
-        in_use: set[tuple[int, str]] = set()
-        published: dict[str, dict[str, tuple[Application, int, list[Definition]]]] = {
-            str(s): {} for s in Stage
-        }
-        for stage, app, deployment_id, snapshot in store.live_snapshots():
-            served = published[str(stage)][app] = (
-                Application.from_dict(snapshot["application"]),
-                deployment_id,
-                [],
-            )
-            for data in snapshot["definitions"]:
-                definition = Definition.from_dict(data)
-                try:
-                    compiled = self._compile(deployment_id, definition, env)
-                except Exception:  # validated at deploy; keep serving the rest
-                    log.exception(
-                        "cannot load %s/%s (deployment %s)", app, definition.id, deployment_id
-                    )
-                    continue
-                in_use.add((deployment_id, definition.id))
-                entries[str(stage)].append((app, definition, compiled))
-                served[2].append(definition)
-        self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
-        keys = store.api_keys()
+    def _build(self) -> LiveState:
+        """Read what is live and build it, reusing what did not change (``builder``)."""
+        settings = self.workspace.settings()
         burst = settings["rate_limit_burst"]
         for s in Stage:
             rate = settings[f"rate_limit_{s}"]
             self._limiters[s] = limiter_for(rate, burst, self._limiters.get(s))
-        stages = {
-            str(s): StageTable(
-                str(s),
-                RouteTable(entries[str(s)]),
-                keys[s].encode(),
-                s is Stage.DEV,
-                published[str(s)],
-                limiter=self._limiters[s],
-            )
-            for s in Stage
-        }
-        return LiveState(
-            generation,
-            stages,
-            settings["max_body_bytes"],
-            settings["request_log_size"],
-            settings["reload_interval"],
-            settings["action_timeout"],
-            settings["max_concurrent_actions"],
-            settings["request_timeout"],
-        )
+        return self._builder.build(settings, self._limiters)
+
+    def prepare(self) -> LiveState | None:
+        """Build the store's new state if it changed since the last build (or another
+        worker of the node has built a newer one); None if nothing changed. Run it in a
+        thread: it reads the store and compiles. ``activate`` puts it in service."""
+        generation = self._builder.generation()
+        newest = self._prepared.generation
+        if generation == newest and (self.sync is None or self.sync.target <= newest):
+            return None
+        state = self._prepared = self._build()
+        return state
+
+    def activate(self, state: LiveState) -> None:
+        """Serve ``state`` from now on (on the event loop, between requests)."""
+        self.live = state
+        self._settings = dict(state.settings)
+        if hasattr(self, "relay"):
+            self.relay.cap = state.max_concurrent_actions
+        if self.app is not None:
+            self.app.config.REQUEST_MAX_SIZE = state.max_body_bytes
+            apply_timeouts(self.app.config, state.request_timeout)
 
     def refresh(self) -> bool:
-        """Swap in new tables if the store changed since the last look. Returns whether."""
-        generation = self.store.generation()
-        if generation == self.live.generation:
+        """Build and serve the store's new state now, if it changed. Returns whether."""
+        state = self.prepare()
+        if state is None:
             return False
-        self.live = self._build(generation)
-        if hasattr(self, "relay"):
-            self.relay.cap = self.live.max_concurrent_actions
+        self.activate(state)
         return True
+
+    def catch_up(self) -> LiveState:
+        """The state to serve now that the node's committed generation moved: the one
+        prepared, unless it is newer than what every worker has."""
+        prepared = self._prepared
+        if prepared is not self.live and prepared.generation <= self._committed[0]:
+            self.activate(prepared)
+        return self.live
+
+    def join_node(self, shared: Any, lock: Any) -> None:
+        """Switch states together with the node's other workers (``worker_sync``)."""
+        sync = WorkerSync(shared, lock)
+        if sync.join(self._prepared.generation):
+            self.sync, self._committed = sync, shared
+
+    def leave_node(self) -> None:
+        if self.sync is not None:
+            self.sync.leave()
+            self.sync = self._committed = None
+
+    async def _reload(self, loop: asyncio.AbstractEventLoop) -> None:
+        """One reload step: build off the loop, then activate (at once when alone, when
+        every worker has it when in a node)."""
+        state = await loop.run_in_executor(None, self.prepare)
+        sync = self.sync
+        if sync is None:
+            if state is not None:
+                self.activate(state)
+            return
+        sync.beat()
+        sync.built(self._prepared.generation)  # commits when every worker has it
+        if self._prepared is not self.live:
+            self.catch_up()
 
     async def watch(self, app: Sanic) -> None:
         """Poll the store and swap tables on change; flush the request log in between.
@@ -179,11 +177,16 @@ class Runtime:
         while True:
             await asyncio.sleep(min(_FLUSH_SECONDS, self.live.reload_interval))
             try:
-                if loop.time() >= next_check:
+                sync = self.sync
+                behind = sync is not None and sync.target > self._prepared.generation
+                if loop.time() >= next_check or behind:
                     next_check = loop.time() + self.live.reload_interval
-                    if await loop.run_in_executor(None, self.refresh):
-                        app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
-                        apply_timeouts(app.config, self.live.request_timeout)
+                    await self._reload(loop)
+                elif sync is not None:
+                    sync.beat()
+                    sync.built(self._prepared.generation)
+                    if self._prepared is not self.live:
+                        self.catch_up()
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = self._pending_log, []
                 if pending:
@@ -215,6 +218,9 @@ class Runtime:
         name from an action does not reach it.)"""
         started = time.perf_counter()
         live = self.live  # one read: this request sees one consistent state
+        committed = self._committed
+        if committed is not None and committed[0] != live.generation:
+            live = self.catch_up()  # the node moved on: so does this worker, first
         path = request.path
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
@@ -324,6 +330,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
     app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
     app.ctx.runtime = runtime
+    runtime.app = app
     app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")
     app.add_route(runtime.handle, "/<rest:path>", methods=_ALL_METHODS, name="everything")
 
@@ -343,9 +350,17 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
 
     watcher: list[asyncio.Task[None]] = []
 
+    @app.main_process_start
+    async def _share_generations(app: Sanic) -> None:
+        if app.state.workers > 1:  # the workers switch deployments together
+            app.shared_ctx.nk_sync, app.shared_ctx.nk_sync_lock = allocate(app.state.workers)
+
     @app.before_server_start
     async def _start_watching(app: Sanic) -> None:
         runtime.refresh()
+        shared = getattr(app.shared_ctx, "nk_sync", None)
+        if shared is not None:
+            runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
         loop = asyncio.get_running_loop()
         runtime.relay = Relay(
             loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
@@ -354,6 +369,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
 
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:
+        runtime.leave_node()
         for task in watcher:
             task.cancel()
         watcher.clear()

@@ -272,6 +272,12 @@ class Store:
         )
         return [(Stage(r[0]), r[1], int(r[2])) for r in rows]
 
+    def live_view(self) -> tuple[int, list[tuple[Stage, str, int]], dict[Stage, str]]:
+        """The generation, ``live_pointers()`` and ``api_keys()``, read as of one moment,
+        so a server's state labelled with a generation holds exactly that generation's."""
+        with self._db.consistent_read():
+            return self.generation(), self.live_pointers(), self.api_keys()
+
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
         rows = self._db.execute(
