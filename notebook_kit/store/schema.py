@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from .snapshots import encode_ids, store_versions
+from .snapshots import encode_ids, store_versions, version_of
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -21,7 +21,7 @@ def _content_address_deployments(conn: sqlite3.Connection) -> None:
     rows = conn.execute("SELECT id, snapshot FROM deployments ORDER BY id").fetchall()
     for deployment_id, text in rows:
         snapshot = json.loads(text)
-        ids = store_versions(conn, snapshot.pop("definitions", []))
+        ids = store_versions(conn, map(version_of, snapshot.pop("definitions", [])))
         conn.execute(
             "UPDATE deployments SET snapshot = ?, versions = ? WHERE id = ?",
             (json.dumps(snapshot), encode_ids(ids), deployment_id),

@@ -32,6 +32,7 @@ __all__ = [
     "decode_ids",
     "encode_ids",
     "store_versions",
+    "version_of",
 ]
 
 # Placeholders per IN (...) list: far under SQLite's and PostgreSQL's limits.
@@ -46,6 +47,12 @@ def canonical(definition: dict[str, Any]) -> str:
 def content_address(text: str) -> str:
     """The SHA-256 (hex) of a canonical definition text."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def version_of(definition: dict[str, Any]) -> tuple[str, str]:
+    """A definition's (content hash, canonical text): its identity in the store."""
+    text = canonical(definition)
+    return content_address(text), text
 
 
 def encode_ids(ids: Sequence[int]) -> str:
@@ -84,11 +91,12 @@ def _ids_by_hash(conn: Any, hashes: Sequence[str]) -> dict[str, int]:
     return found
 
 
-def store_versions(conn: Any, definitions: Iterable[dict[str, Any]]) -> list[int]:
-    """Store each definition's version unless it is there already; their numbers, in
+def store_versions(conn: Any, versions: Iterable[tuple[str, str]]) -> list[int]:
+    """Store each (hash, text) version unless it is there already; their numbers, in
     order. ``conn`` is anything with ``execute(sql, params)`` (inside a transaction)."""
-    texts = [canonical(d) for d in definitions]
-    hashes = [content_address(t) for t in texts]
+    pairs = list(versions)
+    hashes = [h for h, _ in pairs]
+    texts = [t for _, t in pairs]
     known = _ids_by_hash(conn, list(dict.fromkeys(hashes)))
     for digest, text in zip(hashes, texts, strict=True):
         if digest not in known:
@@ -117,11 +125,12 @@ class Snapshots:
         stage: Stage,
         host: str,
         document: dict[str, Any],
-        definitions: Sequence[dict[str, Any]],
+        versions: Sequence[tuple[str, str]],
     ) -> int:
-        """Record a deployment of ``definitions`` (``document`` is the rest of the
-        snapshot: the application record, format, time). Inside a transaction."""
-        ids = store_versions(self._db, definitions)
+        """Record a deployment of the definitions ``versions`` ((hash, canonical text)
+        pairs, in order; ``document`` is the rest of the snapshot: the application record,
+        format, time). Inside a transaction."""
+        ids = store_versions(self._db, versions)
         head = {k: v for k, v in document.items() if k != "definitions"}
         row = self._db.write(
             "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot, versions) "

@@ -27,7 +27,7 @@ from ..errors import StoreError
 from .connection import StoreConnection
 from .request_log import ActionStats, RequestLog
 from .schema import migrate
-from .snapshots import Snapshots, decode_ids
+from .snapshots import Snapshots, decode_ids, version_of
 from .users import UserTables
 
 __all__ = ["Store", "new_api_key"]
@@ -182,13 +182,27 @@ class Store:
         ).fetchone()
         return _definition_from_row(row) if row else None
 
-    def list_definitions(self, app_id: str | None = None) -> list[Definition]:
+    def list_definitions(
+        self, app_id: str | None = None, reuse: dict[tuple[Any, ...], Definition] | None = None
+    ) -> list[Definition]:
+        """Saved definitions in route order. With ``reuse``, a row read before (same
+        values) gives the same ``Definition`` object back, and new ones are added to it:
+        reading again to see what changed then costs the query, not the validation."""
         sql = "SELECT * FROM definitions"
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE app_id = ?", (app_id,)
         rows = self._db.execute(sql + " ORDER BY app_id, resource, method, api_id", params)
-        return [_definition_from_row(r) for r in rows]
+        if reuse is None:
+            return [_definition_from_row(r) for r in rows]
+        found = []
+        for row in rows:
+            key = tuple(row)
+            definition = reuse.get(key)
+            if definition is None:
+                definition = reuse[key] = _definition_from_row(row)
+            found.append(definition)
+        return found
 
     def insert_definition(self, d: Definition) -> None:
         self._db.write(
@@ -207,9 +221,19 @@ class Store:
 
     # -- deployments -------------------------------------------------------------------
 
-    def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
-        """Record a deployment of ``snapshot`` (its definitions stored content-addressed)."""
-        return self.snapshots.add(app_id, stage, host, snapshot, snapshot["definitions"])
+    def add_deployment(
+        self,
+        app_id: str,
+        stage: Stage,
+        host: str,
+        snapshot: dict[str, Any],
+        versions: Sequence[tuple[str, str]] | None = None,
+    ) -> int:
+        """Record a deployment of ``snapshot`` (its definitions stored content-addressed;
+        ``versions``: their (hash, canonical text) pairs, when the caller has them)."""
+        if versions is None:
+            versions = [version_of(d) for d in snapshot["definitions"]]
+        return self.snapshots.add(app_id, stage, host, snapshot, versions)
 
     def prune_deployments(self, app_id: str, stage: Stage, keep: int) -> int:
         """Keep the newest ``keep`` deployments of ``app_id`` on ``stage`` and the live one

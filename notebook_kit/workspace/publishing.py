@@ -18,7 +18,7 @@ from ..domain import exchange, routing
 from ..domain.actions import compile_action
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import NotFoundError, QuotaExceededError, ValidationError
-from ..store.snapshots import canonical, content_address
+from ..store.snapshots import version_of
 from ..store.store import Store
 
 __all__ = ["Publisher", "same_content", "snapshot_definitions"]
@@ -74,42 +74,54 @@ class Publisher:
         ``stage``: exactly what is saved when the deploy commits.
 
         The bulk of the work (reading, routes, compiling) happens before the write lock;
-        inside it the saved definitions are read again and compared by content hash, and
-        whatever changed meanwhile is validated there, so a deploy racing another process's
-        edits and deploys never publishes an older set than the store holds. A version the
-        store already has passed validation at the deploy that stored it and is not
-        compiled again (see docs/deployments.md for what that assumes).
+        inside it the saved definitions are read again and compared, and whatever changed
+        meanwhile is validated there, so a deploy racing another process's edits and
+        deploys never publishes an older set than the store holds. A version (content
+        hash) the store already has passed validation at the deploy that stored it and is
+        not compiled again (see docs/deployments.md for what that assumes).
         """
         app = record.id
-        checked = self._validate(app, self.store.list_definitions(app), set())
+        rows: dict[tuple[Any, ...], Definition] = {}
+        read = self.store.list_definitions(app, rows)
+        versions = self._validate(app, read, {})
         with self.store.transaction():
-            definitions = self.store.list_definitions(app)
-            checked = self._validate(app, definitions, checked)
-            snapshot = exchange.to_document(record, definitions)
-            snapshot["definitions"] = [d.to_dict() for d in definitions]
+            definitions = self.store.list_definitions(app, rows)
+            if len(definitions) != len(read) or any(
+                a is not b for a, b in zip(definitions, read, strict=True)
+            ):
+                versions = self._validate(app, definitions, versions)
             self._check_quota(stage, app, definitions)
-            deployment_id = self.store.add_deployment(app, stage, socket.gethostname(), snapshot)
+            deployment_id = self.store.add_deployment(
+                app,
+                stage,
+                socket.gethostname(),
+                exchange.to_document(record, []),
+                [versions[id(d)] for d in definitions],
+            )
             self.store.set_live(stage, app, deployment_id)
             self.store.prune_deployments(app, stage, self._kept())
             self.store.bump_generation()
         return self.deployment(deployment_id)
 
-    def _validate(self, app: str, definitions: list[Definition], checked: set[str]) -> set[str]:
-        """Refuse ``definitions`` unless their routes agree and each action compiles;
-        skip the content hashes in ``checked`` or in the store. Returns every hash."""
+    def _validate(
+        self, app: str, definitions: list[Definition], done: dict[int, tuple[str, str]]
+    ) -> dict[int, tuple[str, str]]:
+        """Refuse ``definitions`` unless their routes agree and each action compiles.
+        Returns each one's (hash, canonical text) by object identity; those in ``done``
+        (validated already) or whose hash the store has are not compiled again."""
         if not definitions:
             raise ValidationError(f"application {app!r} has no definitions to deploy")
         routing.check_routes(app, definitions)
-        hashes = [content_address(canonical(d.to_dict())) for d in definitions]
-        fresh = [h for h in hashes if h not in checked]
+        versions = {id(d): done.get(id(d)) or version_of(d.to_dict()) for d in definitions}
+        fresh = [versions[id(d)][0] for d in definitions if id(d) not in done]
         known = self.store.snapshots.known(fresh) if fresh else set()
         env: Mapping[str, Any] | None = None
-        for definition, digest in zip(definitions, hashes, strict=True):
-            if digest in checked or digest in known:
+        for definition in definitions:
+            if id(definition) in done or versions[id(definition)][0] in known:
                 continue
             env = env if env is not None else self._action_env()
             compile_action(definition, env)
-        return set(hashes)
+        return versions
 
     def undeploy(self, app: str, stage: Stage) -> None:
         with self.store.transaction():
