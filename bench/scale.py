@@ -8,7 +8,8 @@ its own interpreter (``PYTHONPATH``), rounds interleaved:
 * **deploy -> live**: from ``deploy()`` returning to the first answer of the changed
   definition from a running ``notebook-kit serve`` (polled every 2 ms);
 * **worst stall**: the slowest answer of an unchanged one-definition API, polled
-  back-to-back on one keep-alive connection during the redeploys;
+  back-to-back on one keep-alive connection (by a process of its own) during the
+  redeploys and the half second after each;
 * **bytes / redeploy**: how much the deployment history grows per redeploy with one
   change (deployment rows plus, where they exist, new definition versions).
 
@@ -33,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 PROBE = r"""
-import http.client, json, sqlite3, sys, tempfile, threading, time
+import http.client, json, sqlite3, subprocess, sys, tempfile, time
 from pathlib import Path
 from notebook_kit.domain.models import Definition
 from notebook_kit.runtime.server import ServerProcess
@@ -66,7 +67,8 @@ def history_bytes():
     total = conn.execute("SELECT COALESCE(SUM(LENGTH(snapshot)), 0) FROM deployments").fetchone()[0]
     columns = [r[1] for r in conn.execute("PRAGMA table_info(deployments)")]
     if "versions" in columns:
-        total += conn.execute("SELECT COALESCE(SUM(LENGTH(versions)), 0) FROM deployments").fetchone()[0]
+        sql = "SELECT COALESCE(SUM(LENGTH(versions)), 0) FROM deployments"
+        total += conn.execute(sql).fetchone()[0]
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "definition_versions" in tables:
         total += conn.execute(
@@ -81,19 +83,17 @@ def get(conn, path):
     return response.status, response.read()
 
 server = ServerProcess(home).start(timeout=300)
-stalls, stop, polling = [], threading.Event(), threading.Event()
+# The client polling the unchanged API is a process of its own: this one's pauses (it
+# deploys) must not count as the server's.
+poller = subprocess.Popen(
+    [sys.executable, "-c", POLLER, str(server.port)],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+)
 
-def poll_small():
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    while not stop.is_set():
-        started = time.perf_counter()
-        status, _ = get(conn, "/dev/small/g0/r0")
-        if polling.is_set():
-            stalls.append(time.perf_counter() - started)
-        time.sleep(0.001)
+def polling(on):
+    poller.stdin.write("on\n" if on else "off\n")
+    poller.stdin.flush()
 
-poller = threading.Thread(target=poll_small, daemon=True)
-poller.start()
 result = {"deploy_cpu": [], "live": [], "bytes": []}
 probe = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
 try:
@@ -102,7 +102,7 @@ try:
         with ws.store.transaction():
             ws.store.replace_definition(f"d{n}", definition("big", n, round))
         before = history_bytes()
-        polling.set()
+        polling(True)
         cpu = time.process_time()
         ws.deploy("big", "dev")
         result["deploy_cpu"].append(time.process_time() - cpu)
@@ -117,14 +117,36 @@ try:
             time.sleep(0.002)
         result["live"].append(time.perf_counter() - deployed)
         time.sleep(0.5)  # the other workers' reloads, and the stall window after
-        polling.clear()
+        polling(False)
         result["bytes"].append(history_bytes() - before)
 finally:
-    stop.set()
-    poller.join()
+    worst, _ = poller.communicate("quit\n", timeout=60)
     server.stop()
-result["stall"] = [max(stalls)] if stalls else [0.0]
+result["stall"] = [float(worst)]
 print(json.dumps(result))
+"""
+
+POLLER = r"""
+import http.client, sys, threading, time
+conn = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+state = {"on": False, "quit": False, "worst": 0.0}
+
+def commands():
+    for line in sys.stdin:
+        state["on"] = line.strip() == "on"
+        if line.strip() == "quit":
+            break
+    state["quit"] = True
+
+threading.Thread(target=commands, daemon=True).start()
+while not state["quit"]:
+    on, started = state["on"], time.perf_counter()
+    conn.request("GET", "/dev/small/g0/r0")
+    conn.getresponse().read()
+    if on and state["on"]:
+        state["worst"] = max(state["worst"], time.perf_counter() - started)
+    time.sleep(0.001)
+print(state["worst"])
 """
 
 FLUSH_PROBE = r"""
@@ -169,7 +191,8 @@ def main() -> None:
     for _ in range(options.rounds):
         for size in options.sizes:
             for name, tree in trees.items():
-                figures = json.loads(run(tree, PROBE, str(size), str(options.redeploys)))
+                probe = PROBE.replace("POLLER,", repr(POLLER) + ",")
+                figures = json.loads(run(tree, probe, str(size), str(options.redeploys)))
                 into = found.setdefault((size, name), {})
                 for key, values in figures.items():
                     into.setdefault(key, []).extend(values)
