@@ -96,7 +96,7 @@ def test_retention_keeps_the_newest_and_the_live_one(workspace: Workspace) -> No
     assert len(dev) == 3
     # Versions only the pruned deployments used are gone: 2 kept (d1 + 3 of d0) ...
     assert rows(workspace, "definition_versions") == 4
-    with pytest.raises(NotFoundError, match="pruned.*deployments_kept.*newest 3"):
+    with pytest.raises(NotFoundError, match=r"pruned.*deployments_kept.*newest 3"):
         workspace.rollback(APP, "dev", to=first.id)
     # Rollback works within what is kept; pruning never takes the live deployment.
     oldest_kept = dev[0]
@@ -121,9 +121,7 @@ def test_retention_is_per_stage(workspace: Workspace) -> None:
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "many", "1.5"])
-def test_deployments_kept_must_be_a_positive_whole_number(
-    workspace: Workspace, value: str
-) -> None:
+def test_deployments_kept_must_be_a_positive_whole_number(workspace: Workspace, value: str) -> None:
     with pytest.raises(ValidationError, match="deployments_kept"):
         workspace.set_setting("deployments_kept", value)
     assert workspace.setting("deployments_kept") == 50

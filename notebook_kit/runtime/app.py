@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import hmac
 import logging
 import time
@@ -30,7 +29,7 @@ from ..builtins.presign import use_serving_request
 from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Definition, Stage
 from ..store.request_log import TIMEOUT_ERROR, action_counters
-from .builder import LiveBuilder
+from .builder import LiveBuilder, freeze_heap
 from .http_guard import GuardedRequest, apply_timeouts, timeout_status
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
@@ -162,7 +161,6 @@ class Runtime:
             if state is not None:
                 self.activate(state)
             return
-        sync.beat()
         sync.built(self._prepared.generation)  # commits when every worker has it
         if self._prepared is not self.live:
             self.catch_up()
@@ -184,7 +182,6 @@ class Runtime:
                     next_check = loop.time() + self.live.reload_interval
                     await self._reload(loop)
                 elif sync is not None:
-                    sync.beat()
                     sync.built(self._prepared.generation)
                     if self._prepared is not self.live:
                         self.catch_up()
@@ -194,6 +191,13 @@ class Runtime:
                     await loop.run_in_executor(None, self.flush_log, pending)
             except Exception:
                 log.exception("reloading deployments failed; still serving the previous ones")
+
+    async def beat(self) -> None:
+        """Tell the node this worker's loop is alive, every 0.1 s, whatever the watcher is
+        doing (a build of thousands of definitions must not make it look gone)."""
+        while (sync := self.sync) is not None:
+            sync.beat()
+            await asyncio.sleep(_FLUSH_SECONDS)
 
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
@@ -302,15 +306,6 @@ class Runtime:
         return runtime_answer(500, "Internal server error", extra=extra), error
 
 
-def _freeze_heap() -> None:
-    """Take what is built at start (thousands of compiled actions and route nodes) out of
-    the cyclic garbage collector's full passes: at 10,000 definitions one such pass held
-    the interpreter for 0.1-0.4 s, stalling every request. Reloads add little, so later
-    passes stay short. (Frozen objects are still freed by reference counting.)"""
-    gc.collect()
-    gc.freeze()
-
-
 def _serving_request() -> Request | None:
     """The request Sanic is answering in this context, if any."""
     try:
@@ -368,8 +363,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     @app.before_server_start
     async def _start_watching(app: Sanic) -> None:
         runtime.refresh()
-        if touchup:  # a server process of its own: see _freeze_heap
-            _freeze_heap()
+        if touchup:  # a server process of its own
+            freeze_heap()
         shared = getattr(app.shared_ctx, "nk_sync", None)
         if shared is not None:
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
@@ -378,6 +373,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
             loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
         )
         watcher.append(loop.create_task(runtime.watch(app)))
+        if runtime.sync is not None:
+            watcher.append(loop.create_task(runtime.beat()))
 
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:

@@ -196,7 +196,8 @@ class StoreConnection(ThreadConnections):
     @contextlib.contextmanager
     def consistent_read(self) -> Iterator[None]:
         """Reads that all see one committed state (a deferred read transaction: in WAL
-        mode it holds no lock writers wait for). Inside ``transaction()`` it just joins."""
+        mode it holds no lock writers wait for; PostgreSQL needs REPEATABLE READ for the
+        same). Inside ``transaction()`` it just joins."""
         if self.local.depth:
             yield
             return
