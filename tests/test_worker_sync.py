@@ -124,3 +124,49 @@ def test_two_workers_never_answer_older_after_newer_over_twenty_deploys(
         if version < newest_done:
             flaps.append((version, newest_done, pid))
     assert flaps == [], f"{len(flaps)} answers older than one already seen: {flaps[:5]}"
+
+
+def test_a_worker_serves_the_committed_state_even_after_building_a_newer_one(
+    tmp_path: Path,
+) -> None:
+    """The node commits generation G while this worker is already building G+1: the
+    worker serves G (what the others serve), then G+1 once they have it too."""
+    from notebook_kit.runtime.app import Runtime
+
+    workspace = Workspace(tmp_path / "home")
+    workspace.create_application(APP)
+    workspace.create(APP, "v", label="v", method="GET", resource="v", action=version_action(1))
+    workspace.deploy(APP, "dev")
+    runtime = Runtime(workspace)
+    shared, lock = allocate(2)
+    runtime.join_node(shared, lock)
+    other = WorkerSync(shared, lock)
+    other._pid = -1
+    assert other.join(runtime.live.generation)
+    assert runtime.sync is not None
+    first = runtime.live.generation
+
+    def served() -> str:
+        match = runtime.live.stages["dev"].table.match("GET", [APP, "v"])
+        assert match is not None and match.endpoint is not None
+        return match.endpoint.definition.action
+
+    workspace.edit(APP, "v", action=version_action(2))
+    workspace.deploy(APP, "dev")
+    g1 = runtime.prepare()
+    assert g1 is not None
+    runtime.sync.built(g1.generation)
+    assert runtime.catch_up().generation == first  # the other worker is not there yet
+    workspace.edit(APP, "v", action=version_action(3))
+    workspace.deploy(APP, "dev")
+    g2 = runtime.prepare()  # built, not yet reported: the node commits g1 meanwhile
+    assert g2 is not None
+    assert other.built(g1.generation) == g1.generation
+    assert runtime.catch_up() is g1
+    assert served() == version_action(2)
+    runtime.sync.built(g2.generation)
+    assert runtime.catch_up() is g1  # g2 is not committed until the other has it
+    other.built(g2.generation)
+    assert runtime.catch_up() is g2
+    assert served() == version_action(3)
+    runtime.leave_node()

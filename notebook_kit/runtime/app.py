@@ -87,6 +87,7 @@ class Runtime:
         self._limiters: dict[Stage, RateLimiter | None] = {}  # kept across reloads
         self._builder = LiveBuilder(self.store, self._environment.names)
         self.live = self._prepared = self._build()
+        self._ready: list[LiveState] = []  # built, not yet served (oldest first)
         self.relay: Relay  # set when the server starts (it needs the running loop)
         self.app: Sanic | None = None  # set by create_app
         # The node's workers switch together (worker_sync); None: this worker alone.
@@ -113,11 +114,14 @@ class Runtime:
         if generation == newest and (self.sync is None or self.sync.target <= newest):
             return None
         state = self._prepared = self._build()
+        # Kept until served: the node may commit this one after this worker built newer.
+        self._ready = [*self._ready[-3:], state]
         return state
 
     def activate(self, state: LiveState) -> None:
         """Serve ``state`` from now on (on the event loop, between requests)."""
         self.live = state
+        self._ready = [s for s in self._ready if s.generation > state.generation]
         self._settings = dict(state.settings)
         if hasattr(self, "relay"):
             self.relay.cap = state.max_concurrent_actions
@@ -134,11 +138,13 @@ class Runtime:
         return True
 
     def catch_up(self) -> LiveState:
-        """The state to serve now that the node's committed generation moved: the one
-        prepared, unless it is newer than what every worker has."""
-        prepared = self._prepared
-        if prepared is not self.live and prepared.generation <= self._committed[0]:
-            self.activate(prepared)
+        """The state to serve now that the node's committed generation moved: the newest
+        one built that is not newer than what every worker has."""
+        committed = self._committed
+        limit = committed[0] if committed is not None else self._prepared.generation
+        ready = [s for s in self._ready if s.generation <= limit]
+        if ready and ready[-1].generation > self.live.generation:
+            self.activate(ready[-1])
         return self.live
 
     def join_node(self, shared: Any, lock: Any) -> None:
@@ -162,7 +168,7 @@ class Runtime:
                 self.activate(state)
             return
         sync.built(self._prepared.generation)  # commits when every worker has it
-        if self._prepared is not self.live:
+        if self._ready:
             self.catch_up()
 
     async def watch(self, app: Sanic) -> None:
@@ -183,7 +189,7 @@ class Runtime:
                     await self._reload(loop)
                 elif sync is not None:
                     sync.built(self._prepared.generation)
-                    if self._prepared is not self.live:
+                    if self._ready:
                         self.catch_up()
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = self._pending_log, []
