@@ -16,9 +16,9 @@ its own interpreter (``PYTHONPATH``), rounds interleaved:
 Then, once per tree, the request log's **flush cost** with a full log (10,000 entries, one
 entry a flush: a server at 10 req/s). Medians over all rounds and redeploys.
 
-    git worktree add /tmp/nk-before-10 7b72d40
-    python bench/scale.py --baseline /tmp/nk-before-10
-    python bench/scale.py --baseline /tmp/nk-before-10 --sizes 10 1000 --rounds 1
+    git worktree add ../before-issue-10 7b72d40
+    python bench/scale.py --baseline ../before-issue-10
+    python bench/scale.py --baseline ../before-issue-10 --sizes 10 1000 --rounds 1
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 PROBE = r"""
-import http.client, json, sqlite3, subprocess, sys, tempfile, time
+import http.client, json, shutil, sqlite3, subprocess, sys, tempfile, time
 from pathlib import Path
 from notebook_kit.domain.models import Definition
 from notebook_kit.runtime.server import ServerProcess
@@ -122,6 +122,7 @@ try:
 finally:
     worst, _ = poller.communicate("quit\n", timeout=60)
     server.stop()
+    shutil.rmtree(home, ignore_errors=True)
 result["stall"] = [float(worst)]
 print(json.dumps(result))
 """
