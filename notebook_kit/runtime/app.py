@@ -1,9 +1,10 @@
 """The Sanic runtime: ``{base_url}/{stage}/{app_id}/{resource}`` answered by deployed actions.
 
 Each worker holds one immutable ``LiveState`` (a compiled route table and the API key per
-stage) and swaps it whole when the store's generation changes, so a request in flight
-always sees one consistent table. The request path does no store query and compiles
-nothing: it splits the path, walks the tree, checks the key, and calls the action.
+stage) and swaps it whole when the store's generation changes (built off the loop from
+what changed only: ``builder``; a server's workers swap together: ``worker_sync``), so a
+request always sees one consistent table. The request path does no store query and
+compiles nothing: it splits the path, walks the tree, checks the key, calls the action.
 
 This module owns the one mapping from errors to HTTP answers. Every answer the runtime
 makes itself (400, 403, 404, 405, 408, 413, 429, 500) carries
