@@ -4,7 +4,8 @@ SQLite in the workspace directory (WAL mode, so a notebook, the CLI and servers 
 once; the connection machinery is in ``connection``, the tables and their migrations in
 ``schema``, the request log's in ``request_log``, the user directory's in ``users``, the
 content-addressed deployment history's in ``snapshots``). The SQL is kept to what
-PostgreSQL also speaks, so a second backend can stand behind the same methods. Every change runs inside ``transaction()``: it all happens, or none of it does. A
+PostgreSQL also speaks, so a second backend can stand behind the same methods. Every
+change runs inside ``transaction()``: it all happens, or none of it does. A
 ``generation`` counter goes up with every change to what is live (deploys, undeploys,
 rollbacks, keys); servers poll it to know when to reload.
 """
