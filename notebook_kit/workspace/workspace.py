@@ -59,9 +59,7 @@ class Workspace:
         self.store = open_store(os.environ.get(STORE_ENV) if store is None else store, self.home)
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
-        self._publisher = Publisher(
-            self.store, lambda: self.setting("resource_quota"), self.action_env
-        )
+        self._publisher = Publisher(self.store, self.setting, self.action_env)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -255,7 +253,7 @@ class Workspace:
         """Validate the whole application and publish a snapshot of it to ``stage``."""
         stage = Stage.parse(stage)
         record = self.application(app)
-        return self._publisher.deploy(record, self.store.list_definitions(app), stage)
+        return self._publisher.deploy(record, stage)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))
