@@ -118,8 +118,10 @@ class DeployPanel(widgets.VBox):
 
     # -- what is shown -----------------------------------------------------------------
 
-    def load(self, app: str, definition: Definition | None) -> None:
-        """Work on ``app``; the URLs are those of ``definition`` (None: no URLs)."""
+    def load(self, app: str, definition: Definition | None, refresh: bool = True) -> None:
+        """Work on ``app``; the URLs are those of ``definition`` (None: no URLs).
+        ``refresh=False`` only remembers them (the tab is hidden; the studio calls
+        ``load`` again when it is shown)."""
         if app != self.app:
             for ask in (self.prod_ask, self.undeploy_ask, self.rollback_ask):
                 ask.close_question()
@@ -128,7 +130,8 @@ class DeployPanel(widgets.VBox):
         self.app = app
         self.definition = definition
         self.title.value = f"<h4>Deploy {html.escape(app)}</h4>" if app else "<h4>Deploy</h4>"
-        self.refresh()
+        if refresh:
+            self.refresh()
 
     def refresh(self) -> None:
         """Read deployments, what is live and what is saved again."""
@@ -160,6 +163,7 @@ class DeployPanel(widgets.VBox):
         if chosen not in [value for _, value in options]:
             chosen = earlier[0] if earlier else (options[0][1] if options else None)
         self.rollback_target.value = chosen
+        self.rollback_target.disabled = not options  # nothing to go back to (yet)
 
     def _app(self) -> str:
         if not self.app:
