@@ -35,12 +35,10 @@ class ApplicationBar(widgets.VBox):
             description="Application", layout=widgets.Layout(width="100%")
         )
         self.label = widgets.Text(
-            placeholder="label", layout=widgets.Layout(flex="1 1 auto", width="auto")
+            placeholder="label", layout=widgets.Layout(flex="1 1 6em", width="auto", min_width="0")
         )
         self.rename = widgets.Button(description="Rename", layout=auto, tooltip="Save this label")
-        self.delete = widgets.Button(
-            description="Delete application", icon="trash", layout=auto
-        )
+        self.delete = widgets.Button(description="Delete application", icon="trash", layout=auto)
         self.new_id = widgets.Text(
             placeholder="new application ID", layout=widgets.Layout(flex="1 1 auto", width="auto")
         )
@@ -82,7 +80,7 @@ class ApplicationBar(widgets.VBox):
             [
                 self.picker,
                 widgets.HBox([self.label, self.rename], layout=row),
-                widgets.HBox([self.delete, self.new_toggle], layout=row),
+                widgets.HBox([self.new_toggle, self.delete], layout=row),
                 self.delete_ask,
                 self.new_box,
                 self.status,

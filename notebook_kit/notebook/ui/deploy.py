@@ -46,8 +46,13 @@ class DeployPanel(widgets.VBox):
         self.app = ""
         self.definition: Definition | None = None
         self.title = widgets.HTML("<h4>Deploy</h4>")
-        self.deploy_dev = _button("Deploy to dev", "nk-deploy-dev", icon="upload")
-        self.deploy_prod = _button("Deploy to prod", "nk-deploy-prod", icon="upload")
+        # The two deploys stand out from the undeploys (Save's blue; prod in warning).
+        self.deploy_dev = _button(
+            "Deploy to dev", "nk-deploy-dev", icon="upload", button_style="primary"
+        )
+        self.deploy_prod = _button(
+            "Deploy to prod", "nk-deploy-prod", icon="upload", button_style="warning"
+        )
         self.undeploy_dev = _button("Undeploy dev", "nk-undeploy-dev")
         self.undeploy_prod = _button("Undeploy prod", "nk-undeploy-prod")
         self.status = Status("nk-deploy-status")
@@ -58,9 +63,14 @@ class DeployPanel(widgets.VBox):
         self.deployments = widgets.HTML()
         self.deployments.add_class("nk-deployments")
         self.rollback_stage = widgets.Dropdown(
-            options=[str(s) for s in Stage], value="dev", description="Roll back"
+            options=[str(s) for s in Stage],
+            value="dev",
+            description="Roll back",
+            style={"description_width": "initial"},
         )
-        self.rollback_target = widgets.Dropdown(options=[], description="to")
+        self.rollback_target = widgets.Dropdown(
+            options=[], description="to", style={"description_width": "initial"}
+        )
         self.rollback = _button("Roll back", "nk-rollback", icon="undo")
         self.rollback_status = Status("nk-rollback-status")
         self.rollback_ask = Confirm(self.rollback_status, "Confirm rollback", "nk-rollback-ask")

@@ -169,7 +169,8 @@ class DefinitionForm(widgets.VBox):
     def place_actions(self, actions: widgets.Widget) -> None:
         """Show ``actions`` (the other buttons on this definition) right under Save, in
         view with it above the long fields."""
-        children = [c for c in self.children if c is not actions]
+        shown: tuple[widgets.Widget, ...] = getattr(self, "children")  # noqa: B009 (a trait)
+        children = [c for c in shown if c is not actions]
         at = children.index(self.save_row) + 1
         self.children = (*children[:at], actions, *children[at:])
 

@@ -99,7 +99,8 @@ class TestHistory(widgets.VBox):
     def _row(self, call: TestCall) -> widgets.HBox:
         colour = status_colour(call.status)
         text = widgets.HTML(
-            f'<span style="font-family:monospace;overflow-wrap:anywhere">{call.at} · {call.version} · '
+            '<span style="font-family:monospace;overflow-wrap:anywhere">'
+            f"{call.at} · {call.version} · "
             f"{html.escape(call.method)} {html.escape(call.url)} · "
             f'<b style="color:{colour}">{call.status}</b> · {format_duration(call.duration_ms)}'
             "</span>"

@@ -233,6 +233,7 @@ class TestPanel(widgets.VBox):
         except ValidationError:
             headers = {}  # half-typed headers: the curl line waits for them
         key = self.workspace.keys()["dev"] if d.requires_auth else None
+        self.curl_reveal.layout.display = None if key else "none"  # no key: nothing to reveal
         self.curl.value = request_curl(
             d.method, url, headers, self.body.value, key, self.curl_reveal.value
         )
