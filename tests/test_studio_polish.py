@@ -156,3 +156,18 @@ def test_a_hidden_tab_reads_the_store_when_it_is_shown(studio: Studio) -> None:
     studio.refresh()  # the shown tab re-reads at once
     assert "nk-resources-dev" in studio.resources.view.value
     assert 'data-path="/restapi_sample/ping"' not in studio.resources.view.value  # prod: never
+
+
+def test_a_new_definition_runs_as_edited_and_the_test_tab_says_so(studio: Studio) -> None:
+    studio.new.click()
+    tester = studio.tester
+    assert "Run edited runs the form as it is" in tester.title.value
+    assert tester.saved_button.disabled and not tester.edited_button.disabled
+    studio.form.id.value, studio.form.label.value = "ping", "Ping"
+    studio.form.resource.value = "ping"
+    studio.form.action.value = "res.body = 'pong'"
+    tester.run_edited()
+    assert "ran the edited version" in tester.version.value
+    assert "/dev/restapi_sample/ping" in tester.request.value
+    assert "the edited version, unsaved" in tester.request.value
+    assert "ping" not in {d.id for d in studio.workspace.definitions("restapi_sample")}

@@ -52,6 +52,8 @@ _STYLE = """<style>
 .nk-studio .widget-dropdown.nk-rollback-stage { width: auto; }
 .nk-studio .widget-dropdown.nk-rollback-stage select { width: 6em; flex: 0 0 auto; }
 .nk-studio h4 { margin: 2px 0 6px 0; }
+.nk-studio .nk-confirm .widget-html-content,
+.nk-studio .nk-status .widget-html-content { line-height: 1.4; align-self: center; }
 .nk-studio .widget-html:has(> .widget-html-content:empty) { display: none; }
 </style>"""
 

@@ -36,7 +36,11 @@ from .history import (
 
 __all__ = ["TestPanel", "format_result", "parse_headers"]
 
-_NO_DEFINITION = "<h4>Test</h4><i>Save or pick a definition to test it.</i>"
+# A new definition can already run as edited; the saved version and dev need a save.
+_NO_DEFINITION = (
+    "<h4>Test</h4><i>Not saved yet: Run edited runs the form as it is; save it to run "
+    "the saved version or send it to dev.</i>"
+)
 
 
 def _fill(definition: Definition, values: Mapping[str, str]) -> str:
