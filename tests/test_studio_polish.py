@@ -171,3 +171,12 @@ def test_a_new_definition_runs_as_edited_and_the_test_tab_says_so(studio: Studio
     assert "/dev/restapi_sample/ping" in tester.request.value
     assert "the edited version, unsaved" in tester.request.value
     assert "ping" not in {d.id for d in studio.workspace.definitions("restapi_sample")}
+
+
+def test_reveal_key_hides_alone_for_an_endpoint_without_a_key(studio: Studio) -> None:
+    tester = studio.tester
+    studio.select("restapi_sample", "calculator-preflight")  # no API key required
+    assert not _shown(tester.curl_reveal)
+    assert all(_shown(button) for button in tester.buttons)  # the run buttons stay
+    studio.select("restapi_sample", "employee")
+    assert _shown(tester.curl_reveal)

@@ -99,8 +99,8 @@ class TestPanel(widgets.VBox):
         self.version = widgets.HTML()
         self.output = widgets.Output()
         self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
-        self.curl_reveal = widgets.ToggleButton(
-            description="Reveal key", icon="eye", layout=auto, value=False
+        self.curl_reveal = widgets.ToggleButton(  # a layout of its own: it hides alone
+            description="Reveal key", icon="eye", layout=widgets.Layout(width="auto"), value=False
         )
         self.curl_copy = CopyButton()
         for fixed in (self.curl_reveal, self.curl_copy):  # the textarea takes the rest
