@@ -73,7 +73,7 @@ class TestPanel(widgets.VBox):
         self.request = widgets.HTML()
         self.param_box = widgets.VBox()
         self.param_box.add_class("nk-test-params")
-        wide = {"width": "100%", "max_width": "48em"}
+        wide = {"width": "auto", "max_width": "48em"}  # fills the panel, margins included
         self.query = widgets.Text(
             description="Query", placeholder="a=1&b=2", layout=widgets.Layout(**wide)
         )
