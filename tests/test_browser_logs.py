@@ -117,12 +117,15 @@ def test_logs_resources_and_applications_in_jupyterlab(page: Any, lab: dict[str,
     expect(view.locator(".nk-resources-dev .nk-resources-total")).to_have_text("5 resources")
 
     # applications: create, then delete it (confirmed); nothing truncated on the way
+    expect(page.locator(".nk-app-new-id input")).to_be_hidden()  # folded until asked for
+    page.locator("button.nk-app-new").click()
     page.locator(".nk-app-new-id input").fill("shop")
     page.locator(".nk-app-new-label input").fill("The shop")
     page.locator("button.nk-app-create").click()
     expect(page.locator(".nk-app-status")).to_have_text("Created application shop (The shop)")
     expect(page.locator(".nk-app-picker select")).to_have_value("shop")
     expect(page.locator(".nk-app-label input")).to_have_value("The shop")
+    expect(page.locator(".nk-app-new-id input")).to_be_hidden()  # folded again
     page.locator("button.nk-app-delete").click()
     ask = page.locator(".nk-app-delete-ask")
     expect(ask).to_contain_text("its 0 definitions go and nothing of it is live")

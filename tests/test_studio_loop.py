@@ -116,6 +116,7 @@ def _loop(page: Any, lab: dict[str, Any]) -> None:
     studio.locator("button.nk-app-create").click()
     expect(studio.locator(".nk-app-status")).to_contain_text("loop")
     expect(studio.locator(".nk-app-picker select")).to_have_value("loop")
+    expect(studio.locator(".nk-app-new-id input")).to_be_hidden()  # folded after a create
 
     # 2. a definition; a compile error is marked on its line, then fixed and saved (Ctrl+S)
     studio.locator("button.nk-new").click()
@@ -134,6 +135,13 @@ def _loop(page: Any, lab: dict[str, Any]) -> None:
         re.compile("nk-selected")
     )
     assert Workspace(home).get("loop", "greet").action == FIRST
+    # the other actions sit under Save, in view without scrolling past the form
+    for control in ("button.nk-delete", "button.nk-manage-more"):
+        expect(studio.locator(control)).to_be_in_viewport()
+    studio.locator("button.nk-manage-more").click()
+    expect(studio.locator("button.nk-commit-run")).to_be_in_viewport()
+    studio.locator("button.nk-manage-more").click()
+    expect(studio.locator("button.nk-commit-run")).to_be_hidden()
 
     # 3. Test: the saved version, then an unsaved edit with Ctrl+Enter, then saved again
     tabs.filter(has_text="Test").click()
@@ -149,8 +157,10 @@ def _loop(page: Any, lab: dict[str, Any]) -> None:
     page.keyboard.press("Control+Enter")  # runs the edited version, in the Test tab
     expect(output).to_contain_text('"hi": "ada"')
     expect(studio.locator(".nk-test-version")).to_contain_text("ran the edited version")
+    expect(studio.locator(".nk-test-request")).to_contain_text("the edited version, unsaved")
     studio.locator("button.nk-test-run-saved").click()
     expect(output).to_contain_text('"hello": "ada"')
+    expect(studio.locator(".nk-test-edited")).to_have_count(0)
     assert Workspace(home).get("loop", "greet").action == FIRST  # the edit is not saved
 
     # 4. deploy to dev; save the edit; deploy again: two deployments, the newest live

@@ -41,7 +41,9 @@ Definition form (nk-form, in the Edit tab)
                             ``.nk-action .cm-content``); a compile error marks its line
                             (``.cm-nk-error-line``, ``.cm-nk-error-marker``)
     nk-save                 Save button (Ctrl/Cmd+S in an editor does the same)
-    nk-save-status          Save's status line (saved, refused, changed elsewhere)
+    nk-save-status          Save's status line (saved, refused, changed elsewhere); the
+                            row of Save, nk-unsaved and nk-save-status is followed at once
+                            by nk-manage (Delete and the folded actions): all in view
     nk-unsaved              "● unsaved changes" while the form differs from the saved one
     nk-error                every field's error line (HTML); each also nk-error-<field> with
                             <field> one of app id label method resource content_type timeout
@@ -49,7 +51,9 @@ Definition form (nk-form, in the Edit tab)
 
 Test panel (nk-test)
     nk-test-request         HTML: the method and the full dev URL of the call (the URL in
-                            nk-test-url), following the inputs
+                            nk-test-url), following the inputs; after Run edited it is the
+                            edited version's (method, resource, path parameter inputs),
+                            marked i.nk-test-edited, until Run saved or Send to dev
     nk-test-param           one Text per {name} path parameter, also nk-test-param-<name>
     nk-test-query           query string (Text, like a=1&b=2)
     nk-test-headers         headers (Textarea, one "Name: value" per line)
@@ -86,6 +90,7 @@ Deploy panel (nk-deploy)
                             span.nk-live
     nk-rollback-stage       Dropdown dev / prod
     nk-rollback-target      Dropdown of that stage's kept deployments but the live one
+                            (disabled while there is none)
     nk-rollback             Button; asks in nk-rollback-ask (-confirm / -cancel)
     nk-rollback-status      Status beside the rollback controls
     nk-urls                 endpoint URLs as links (HTML with <a class="nk-url-dev"> and
@@ -94,8 +99,10 @@ Deploy panel (nk-deploy)
     nk-copy                 copy-to-clipboard buttons (anywidget)
     nk-curl                 ready-made curl line (Textarea)
 
-Definition and application actions (nk-manage, in the Edit tab)
+Definition and application actions (nk-manage, in the Edit tab, right under Save)
     nk-delete, nk-delete-ask, nk-delete-status          Delete (confirmed)
+    nk-manage-more          ToggleButton "Copy, export, import, commit": shows or hides
+                            nk-manage-more-box, which holds the four rows below
     nk-copy-to-app, nk-copy-new-id, nk-copy-run, nk-copy-status     Copy elsewhere
     nk-export, nk-export-link, nk-export-status         Export; the link is <a download=...>
     nk-import-upload, nk-import-replace, nk-import-status           Import an export file
@@ -107,7 +114,11 @@ Application bar (nk-app-bar; ApplicationBar)
     nk-app-delete           Button; asks in nk-app-delete-ask (Confirm: the question says how
                             many definitions go and which stages it is undeployed from;
                             nk-app-delete-ask-confirm / nk-app-delete-ask-cancel)
-    nk-app-new-id, nk-app-new-label             Text; nk-app-create (Button)
+    nk-app-new              ToggleButton "New application": shows nk-app-new-fields (open
+                            by itself while the workspace has no application; folds again
+                            after a create)
+    nk-app-new-id, nk-app-new-label             Text; nk-app-create (Button), inside
+                            nk-app-new-fields
     nk-app-status           the bar's status line: created, renamed, deleted, or the refusal
 
 Logs panel (nk-logs; LogsPanel)

@@ -35,12 +35,10 @@ class ApplicationBar(widgets.VBox):
             description="Application", layout=widgets.Layout(width="100%")
         )
         self.label = widgets.Text(
-            placeholder="label", layout=widgets.Layout(flex="1 1 auto", width="auto")
+            placeholder="label", layout=widgets.Layout(flex="1 1 6em", width="auto", min_width="0")
         )
         self.rename = widgets.Button(description="Rename", layout=auto, tooltip="Save this label")
-        self.delete = widgets.Button(
-            description="Delete application", icon="trash", layout=auto, button_style="danger"
-        )
+        self.delete = widgets.Button(description="Delete application", icon="trash", layout=auto)
         self.new_id = widgets.Text(
             placeholder="new application ID", layout=widgets.Layout(flex="1 1 auto", width="auto")
         )
@@ -48,6 +46,15 @@ class ApplicationBar(widgets.VBox):
             placeholder="label (optional)", layout=widgets.Layout(flex="1 1 auto", width="auto")
         )
         self.create = widgets.Button(description="Create", icon="plus", layout=auto)
+        # Creating is occasional: a toggle reveals its fields (open by itself while the
+        # workspace has no application, since then it is the only thing to do).
+        self.new_toggle = widgets.ToggleButton(
+            description="New application", icon="plus", layout=auto, tooltip="Create an application"
+        )
+        self.new_box = widgets.HBox(
+            [self.new_id, self.new_label, self.create],
+            layout=widgets.Layout(flex_flow="row wrap", align_items="center", width="100%"),
+        )
         self.status = Status("nk-app-status")
         self.delete_ask = Confirm(self.status, "Confirm delete application", "nk-app-delete-ask")
         for widget, css in (
@@ -58,26 +65,32 @@ class ApplicationBar(widgets.VBox):
             (self.new_id, "nk-app-new-id"),
             (self.new_label, "nk-app-new-label"),
             (self.create, "nk-app-create"),
+            (self.new_toggle, "nk-app-new"),
+            (self.new_box, "nk-app-new-fields"),
         ):
             widget.add_class(css)
         self.picker.observe(self._on_picker_value, names="value")
         self.rename.on_click(self._on_rename_click)
         self.delete.on_click(self._on_delete_click)
         self.create.on_click(self._on_create_click)
+        self.new_toggle.observe(self._on_new_toggle_value, names="value")
         row = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
         self.delete_ask.layout.flex_flow = "row wrap"  # the bar sits in a narrow sidebar
         super().__init__(
             [
                 self.picker,
-                widgets.HBox([self.label, self.rename, self.delete], layout=row),
+                widgets.HBox([self.label, self.rename], layout=row),
+                widgets.HBox([self.new_toggle, self.delete], layout=row),
                 self.delete_ask,
-                widgets.HBox([self.new_id, self.new_label, self.create], layout=row),
+                self.new_box,
                 self.status,
             ]
         )
         self.add_class("nk-app-bar")
         apps = self.refresh()
         self._switched(apps[0] if apps else "")
+        self.new_toggle.value = not apps
+        self._show_new_fields()
 
     # -- the interface the studio uses ---------------------------------------------------
 
@@ -120,6 +133,9 @@ class ApplicationBar(widgets.VBox):
         except NotebookKitError:  # gone meanwhile: the next refresh shows it
             self.label.value = ""
 
+    def _show_new_fields(self) -> None:
+        self.new_box.layout.display = None if self.new_toggle.value else "none"
+
     def _switched(self, app: str) -> None:
         """Make ``app`` the current one (the studio agreed)."""
         self.show(app)
@@ -139,11 +155,15 @@ class ApplicationBar(widgets.VBox):
             self.status.clear()
             self._switch_to(app)
 
+    def _on_new_toggle_value(self, _change: Mapping[str, object]) -> None:
+        self._show_new_fields()
+
     def _on_create_click(self, _button: widgets.Button) -> None:
         with self.status.working(self.create):
             app = self.new_id.value.strip()
             record = self.workspace.create_application(app, self.new_label.value.strip())
             self.new_id.value = self.new_label.value = ""
+            self.new_toggle.value = False  # done: fold the fields away again
             self.refresh()
             self.status.ok(f"Created application {record.id} ({record.label})")
             self._switch_to(record.id)

@@ -66,7 +66,9 @@ class ConstantRows(widgets.VBox):
         self.on_change = on_change
         self.rows = widgets.VBox()
         self.rows.add_class("nk-constants")
-        self.add = widgets.Button(description="Add constant", icon="plus")
+        self.add = widgets.Button(
+            description="Add constant", icon="plus", layout=widgets.Layout(width="auto")
+        )
         self.add.add_class("nk-constant-add")
         self.add.on_click(self._on_add_click)
         super().__init__([self.rows, self.add])

@@ -46,8 +46,13 @@ class DeployPanel(widgets.VBox):
         self.app = ""
         self.definition: Definition | None = None
         self.title = widgets.HTML("<h4>Deploy</h4>")
-        self.deploy_dev = _button("Deploy to dev", "nk-deploy-dev", icon="upload")
-        self.deploy_prod = _button("Deploy to prod", "nk-deploy-prod", icon="upload")
+        # The two deploys stand out from the undeploys (Save's blue; prod in warning).
+        self.deploy_dev = _button(
+            "Deploy to dev", "nk-deploy-dev", icon="upload", button_style="primary"
+        )
+        self.deploy_prod = _button(
+            "Deploy to prod", "nk-deploy-prod", icon="upload", button_style="warning"
+        )
         self.undeploy_dev = _button("Undeploy dev", "nk-undeploy-dev")
         self.undeploy_prod = _button("Undeploy prod", "nk-undeploy-prod")
         self.status = Status("nk-deploy-status")
@@ -58,9 +63,14 @@ class DeployPanel(widgets.VBox):
         self.deployments = widgets.HTML()
         self.deployments.add_class("nk-deployments")
         self.rollback_stage = widgets.Dropdown(
-            options=[str(s) for s in Stage], value="dev", description="Roll back"
+            options=[str(s) for s in Stage],
+            value="dev",
+            description="Roll back",
+            style={"description_width": "initial"},
         )
-        self.rollback_target = widgets.Dropdown(options=[], description="to")
+        self.rollback_target = widgets.Dropdown(
+            options=[], description="to", style={"description_width": "initial"}
+        )
         self.rollback = _button("Roll back", "nk-rollback", icon="undo")
         self.rollback_status = Status("nk-rollback-status")
         self.rollback_ask = Confirm(self.rollback_status, "Confirm rollback", "nk-rollback-ask")
@@ -118,8 +128,10 @@ class DeployPanel(widgets.VBox):
 
     # -- what is shown -----------------------------------------------------------------
 
-    def load(self, app: str, definition: Definition | None) -> None:
-        """Work on ``app``; the URLs are those of ``definition`` (None: no URLs)."""
+    def load(self, app: str, definition: Definition | None, refresh: bool = True) -> None:
+        """Work on ``app``; the URLs are those of ``definition`` (None: no URLs).
+        ``refresh=False`` only remembers them (the tab is hidden; the studio calls
+        ``load`` again when it is shown)."""
         if app != self.app:
             for ask in (self.prod_ask, self.undeploy_ask, self.rollback_ask):
                 ask.close_question()
@@ -128,7 +140,8 @@ class DeployPanel(widgets.VBox):
         self.app = app
         self.definition = definition
         self.title.value = f"<h4>Deploy {html.escape(app)}</h4>" if app else "<h4>Deploy</h4>"
-        self.refresh()
+        if refresh:
+            self.refresh()
 
     def refresh(self) -> None:
         """Read deployments, what is live and what is saved again."""
@@ -160,6 +173,7 @@ class DeployPanel(widgets.VBox):
         if chosen not in [value for _, value in options]:
             chosen = earlier[0] if earlier else (options[0][1] if options else None)
         self.rollback_target.value = chosen
+        self.rollback_target.disabled = not options  # nothing to go back to (yet)
 
     def _app(self) -> str:
         if not self.app:

@@ -126,14 +126,15 @@ class DefinitionForm(widgets.VBox):
         for widget in self._inputs():
             widget.observe(self._on_field_value, names="value")
         self._baseline = self._snapshot()
+        self.save_row = widgets.HBox(
+            [self.save, self.unsaved, self.save_status],
+            layout=widgets.Layout(align_items="center", flex_flow="row wrap"),
+        )
         super().__init__(
             [
                 self.title,
                 self.errors["app"],
-                widgets.HBox(
-                    [self.save, self.unsaved, self.save_status],
-                    layout=widgets.Layout(align_items="center", flex_flow="row wrap"),
-                ),
+                self.save_row,
                 _row(
                     _field("API ID", self.id, self.errors["id"]),
                     _field("Label", self.label, self.errors["label"]),
@@ -164,6 +165,14 @@ class DefinitionForm(widgets.VBox):
             layout=widgets.Layout(width="100%"),
         )
         self.add_class("nk-form")
+
+    def place_actions(self, actions: widgets.Widget) -> None:
+        """Show ``actions`` (the other buttons on this definition) right under Save, in
+        view with it above the long fields."""
+        shown: tuple[widgets.Widget, ...] = getattr(self, "children")  # noqa: B009 (a trait)
+        children = [c for c in shown if c is not actions]
+        at = children.index(self.save_row) + 1
+        self.children = (*children[:at], actions, *children[at:])
 
     def _inputs(self) -> tuple[widgets.Widget, ...]:
         return (

@@ -99,7 +99,8 @@ class TestHistory(widgets.VBox):
     def _row(self, call: TestCall) -> widgets.HBox:
         colour = status_colour(call.status)
         text = widgets.HTML(
-            f'<span style="font-family:monospace">{call.at} · {call.version} · '
+            '<span style="font-family:monospace;overflow-wrap:anywhere">'
+            f"{call.at} · {call.version} · "
             f"{html.escape(call.method)} {html.escape(call.url)} · "
             f'<b style="color:{colour}">{call.status}</b> · {format_duration(call.duration_ms)}'
             "</span>"
@@ -109,6 +110,9 @@ class TestHistory(widgets.VBox):
         )
         rerun.add_class("nk-test-history-rerun")
         rerun.on_click(lambda _button: self.on_rerun(call))
-        row = wrapping(rerun, text)
+        text.layout = widgets.Layout(flex="1 1 0", min_width="0", width="auto")
+        rerun.layout.flex = "0 0 auto"
+        # One line per call: the button at its start, the text wrapping beside it.
+        row = widgets.HBox([rerun, text], layout=widgets.Layout(align_items="center"))
         row.add_class("nk-test-history-row")
         return row

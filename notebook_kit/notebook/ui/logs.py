@@ -38,16 +38,19 @@ class LogsPanel(widgets.VBox):
         self.interval = interval
         self.stage = widgets.Dropdown(
             description="Stage",
+            style={"description_width": "initial"},  # the label's own width, no padding
             options=[("All stages", _ALL), *((str(s), str(s)) for s in Stage)],
             layout=widgets.Layout(width="auto"),
         )
         self.app = widgets.Dropdown(
             description="Application",
+            style={"description_width": "initial"},  # the label's own width, no padding
             options=[("All applications", _ALL)],
             layout=widgets.Layout(width="auto"),
         )
         self.status_class = widgets.Dropdown(
             description="Status",
+            style={"description_width": "initial"},  # the label's own width, no padding
             options=[("All statuses", _ALL), *((c, c) for c in STATUS_CLASSES)],
             layout=widgets.Layout(width="auto"),
         )

@@ -1,5 +1,9 @@
 """``ManagePanel``: delete (confirmed), copy to another application, export as a browser
-download, import an uploaded export, commit to a git repository."""
+download, import an uploaded export, commit to a git repository.
+
+The studio puts it right under Save, so it is in view without scrolling past the form:
+Delete on the first row, the occasional actions (copy, export, import, commit) folded
+behind one toggle, each with its status line under its row when shown."""
 
 from __future__ import annotations
 
@@ -31,6 +35,14 @@ def download_link(filename: str, document: dict[str, object]) -> str:
     )
 
 
+def _labelled(name: str, *widgets_: widgets.Widget) -> widgets.HBox:
+    """One action's row: its name in a fixed column, then its inputs and button."""
+    label = widgets.HTML(f"<b>{html.escape(name)}</b>", layout=widgets.Layout(width="6em"))
+    return widgets.HBox(
+        [label, *widgets_], layout=widgets.Layout(flex_flow="row wrap", align_items="center")
+    )
+
+
 class ManagePanel(widgets.VBox):
     """Actions on the current definition and its application, each with its own status
     line beside its button."""
@@ -57,7 +69,7 @@ class ManagePanel(widgets.VBox):
         self.export_link = widgets.HTML()
         self.export_status = Status("nk-export-status")
         self.upload = widgets.FileUpload(
-            accept=".json", multiple=False, description="Import", layout=auto
+            accept=".json", multiple=False, description="Choose an export file", layout=auto
         )
         self.import_replace = widgets.Checkbox(
             description="replace an existing application", indent=False, layout=auto
@@ -88,21 +100,35 @@ class ManagePanel(widgets.VBox):
         self.export.on_click(self._on_export_click)
         self.upload.observe(self._on_upload_value, names="value")
         self.commit_run.on_click(self._on_commit_run_click)
+        self.more = widgets.ToggleButton(
+            description="Copy, export, import, commit",
+            icon="ellipsis-h",
+            layout=auto,
+            tooltip="Show the actions on the definition and its application",
+        )
+        self.more.add_class("nk-manage-more")
+        self.more.observe(self._on_more_value, names="value")
+        self.commit_repo.layout = widgets.Layout(flex="1 1 16em", width="auto")
         wrap = {"flex_flow": "row wrap", "align_items": "center"}
+        self.more_box = widgets.VBox(
+            [
+                _labelled("Copy to", self.copy_to_app, self.copy_new_id, self.copy_run),
+                self.copy_status,
+                _labelled("Export", self.export, self.export_link),
+                self.export_status,
+                _labelled("Import", self.upload, self.import_replace),
+                self.import_status,
+                _labelled("Commit to", self.commit_repo, self.commit_message, self.commit_run),
+                self.commit_status,
+            ],
+            layout=widgets.Layout(display="none", border="1px solid #d0d7de", padding="4px 8px"),
+        )
+        self.more_box.add_class("nk-manage-more-box")
         super().__init__(
             [
-                widgets.HTML("<h4>Definition and application</h4>"),
-                widgets.HBox([self.delete, self.delete_ask, self.delete_status], layout=wrap),
-                widgets.HBox(
-                    [self.copy_to_app, self.copy_new_id, self.copy_run, self.copy_status],
-                    layout=wrap,
-                ),
-                widgets.HBox([self.export, self.export_link, self.export_status], layout=wrap),
-                widgets.HBox([self.upload, self.import_replace, self.import_status], layout=wrap),
-                widgets.HBox(
-                    [self.commit_repo, self.commit_message, self.commit_run, self.commit_status],
-                    layout=wrap,
-                ),
+                widgets.HBox([self.delete, self.more, self.delete_status], layout=wrap),
+                self.delete_ask,
+                self.more_box,
             ]
         )
         self.add_class("nk-manage")
@@ -116,6 +142,9 @@ class ManagePanel(widgets.VBox):
             self.import_status,
             self.commit_status,
         )
+
+    def _on_more_value(self, change: dict[str, object]) -> None:
+        self.more_box.layout.display = None if change["new"] else "none"
 
     def load(self, app: str, definition: Definition | None) -> None:
         self.app = app

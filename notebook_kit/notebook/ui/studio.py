@@ -49,6 +49,12 @@ _STYLE = """<style>
 .nk-studio .widget-dropdown.nk-rollback-target { width: auto; }
 .nk-studio .widget-dropdown.nk-rollback-target select { width: auto; flex: 0 0 auto; }
 .nk-studio .widget-label { overflow: visible; text-overflow: clip; white-space: normal; }
+.nk-studio .widget-dropdown.nk-rollback-stage { width: auto; }
+.nk-studio .widget-dropdown.nk-rollback-stage select { width: 6em; flex: 0 0 auto; }
+.nk-studio h4 { margin: 2px 0 6px 0; }
+.nk-studio .nk-confirm .widget-html-content,
+.nk-studio .nk-status .widget-html-content { line-height: 1.4; align-self: center; }
+.nk-studio .widget-html:has(> .widget-html-content:empty) { display: none; }
 </style>"""
 
 
@@ -114,11 +120,16 @@ class Studio(widgets.HBox):
             layout=widgets.Layout(padding="0 8px 0 0"),
         )
         self.sidebar.add_class("nk-sidebar")
-        edit = widgets.VBox([self.form, self.manage], layout=widgets.Layout(width="100%"))
+        self.form.place_actions(self.manage)  # under Save: no scrolling past the form
+        edit = widgets.VBox([self.form], layout=widgets.Layout(width="100%"))
         panes = (edit, self.tester, self.deploy, self.logs, self.resources, self.server_panel)
         self.tabs = widgets.Tab(children=panes, titles=TAB_TITLES)
         self.tabs.add_class("nk-tabs")
         self.tabs.observe(self._on_tabs_selected_index, names="selected_index")
+        # A panel re-reads the store only while its tab is shown; a hidden one is marked
+        # stale and re-reads when its tab is selected (a refresh costs what one tab shows).
+        self._panels = {TAB_TITLES.index(t): p for t, p in zip(TAB_TITLES, panes, strict=True)}
+        self._stale: set[int] = set()
         super().__init__([widgets.HTML(_STYLE), self.sidebar, self.tabs])
         self.add_class("nk-studio")
         self._show_app(self.app_bar.app)
@@ -158,16 +169,35 @@ class Studio(widgets.HBox):
         self.sidebar_status.clear()
         self._show_list()
         self.tester.load(definition)
-        self.deploy.load(self.app, definition)
+        self.deploy.load(self.app, definition, refresh=self._shown(self.deploy))
         self.manage.load(self.app, definition)
-        self.logs.load(self.app)
+        if self._shown(self.logs):
+            self.logs.load(self.app)
+
+    def _shown(self, panel: widgets.Widget) -> bool:
+        """True if ``panel``'s tab is the one shown; else it is marked to re-read when
+        its tab is selected."""
+        index = next(i for i, shown in self._panels.items() if shown is panel)
+        if index == self.tabs.selected_index:
+            return True
+        self._stale.add(index)
+        return False
+
+    def _refresh_shown(self, *panels: widgets.Widget) -> None:
+        """Re-read those of ``panels`` whose tab is shown; mark the others stale."""
+        for panel in panels:
+            if self._shown(panel):
+                panel.refresh()  # type: ignore[attr-defined]
 
     def _show_list(self) -> None:
         app, search = self.app, self.search.value
         try:
             rows = self.workspace.definitions(app, search) if app else []
             states = (
-                {row["id"]: [row[str(s)] for s in Stage] for row in self.workspace.listing(app)}
+                {
+                    row["id"]: [row[str(s)] for s in Stage]
+                    for row in self.workspace.listing(app, search)
+                }
                 if app
                 else {}
             )
@@ -212,9 +242,9 @@ class Studio(widgets.HBox):
                 if saved != self.current:
                     self._reconcile(saved)
             self._show_list()
-            self.server_panel.refresh()
-            for panel in (self.tester, self.deploy, self.logs, self.resources):
-                panel.refresh()
+            self._refresh_shown(
+                self.tester, self.deploy, self.logs, self.resources, self.server_panel
+            )
 
     def _reconcile(self, saved: Definition | None) -> None:
         """The open definition changed elsewhere (``saved``: None if deleted there)."""
@@ -323,8 +353,7 @@ class Studio(widgets.HBox):
 
     def _on_deployed(self) -> None:
         self._show_list()
-        self.resources.refresh()
-        self.logs.refresh()
+        self._refresh_shown(self.resources, self.logs)
 
     def _on_manage_changed(self, app: str, api_id: str | None) -> None:
         """After a copy or an import, show what it made (asking first if that would drop
@@ -342,4 +371,14 @@ class Studio(widgets.HBox):
                 )
 
     def _on_tabs_selected_index(self, change: dict[str, object]) -> None:
-        self.logs.set_active(change["new"] == _LOGS_TAB)
+        index = change["new"]
+        if index in self._stale:
+            self._stale.discard(index)  # type: ignore[arg-type]
+            with self._lock:
+                if index == _LOGS_TAB:
+                    self.logs.load(self.app)
+                elif self._panels[index] is self.deploy:  # type: ignore[index]
+                    self.deploy.load(self.app, self.current)
+                else:
+                    self._panels[index].refresh()  # type: ignore[index, attr-defined]
+        self.logs.set_active(index == _LOGS_TAB)

@@ -36,7 +36,11 @@ from .history import (
 
 __all__ = ["TestPanel", "format_result", "parse_headers"]
 
-_NO_DEFINITION = "<h4>Test</h4><i>Save or pick a definition to test it.</i>"
+# A new definition can already run as edited; the saved version and dev need a save.
+_NO_DEFINITION = (
+    "<h4>Test</h4><i>Not saved yet: Run edited runs the form as it is; save it to run "
+    "the saved version or send it to dev.</i>"
+)
 
 
 def _fill(definition: Definition, values: Mapping[str, str]) -> str:
@@ -63,16 +67,24 @@ class TestPanel(widgets.VBox):
         self.base_url = base_url
         self.draft = draft
         self.definition: Definition | None = None
+        self.target: Definition | None = None  # what the request line shows
         self.params: dict[str, widgets.Text] = {}
         self.title = widgets.HTML(_NO_DEFINITION)
         self.request = widgets.HTML()
         self.param_box = widgets.VBox()
         self.param_box.add_class("nk-test-params")
-        self.query = widgets.Text(description="Query", placeholder="a=1&b=2")
-        self.headers = widgets.Textarea(
-            description="Headers", placeholder="Content-Type: application/json"
+        wide = {"width": "auto", "max_width": "48em"}  # fills the panel, margins included
+        self.query = widgets.Text(
+            description="Query", placeholder="a=1&b=2", layout=widgets.Layout(**wide)
         )
-        self.body = widgets.Textarea(description="Body", placeholder='{"arg1": 1}')
+        self.headers = widgets.Textarea(
+            description="Headers",
+            placeholder="Content-Type: application/json",
+            layout=widgets.Layout(**wide),
+        )
+        self.body = widgets.Textarea(
+            description="Body", placeholder='{"arg1": 1}', layout=widgets.Layout(**wide)
+        )
         auto = widgets.Layout(width="auto")
         self.saved_button = widgets.Button(
             description="Run saved", button_style="success", icon="play", layout=auto
@@ -87,8 +99,8 @@ class TestPanel(widgets.VBox):
         self.version = widgets.HTML()
         self.output = widgets.Output()
         self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
-        self.curl_reveal = widgets.ToggleButton(
-            description="Reveal key", icon="eye", layout=auto, value=False
+        self.curl_reveal = widgets.ToggleButton(  # a layout of its own: it hides alone
+            description="Reveal key", icon="eye", layout=widgets.Layout(width="auto"), value=False
         )
         self.curl_copy = CopyButton()
         for fixed in (self.curl_reveal, self.curl_copy):  # the textarea takes the rest
@@ -148,22 +160,28 @@ class TestPanel(widgets.VBox):
         self.saved_button.disabled = self.dev_button.disabled = definition is None
         if definition is None:
             self.title.value = _NO_DEFINITION
-            self.param_box.children = ()
+        else:
+            self.title.value = (
+                f"<h4>Test {html.escape(definition.app)} / {html.escape(definition.id)}</h4>"
+            )
+        self._aim(definition)
+
+    def _aim(self, definition: Definition | None) -> None:
+        """Make the request line, the path parameter inputs and the curl describe
+        ``definition``: the saved one, or the edited draft that Run edited just ran
+        (its method and resource may differ from the saved ones)."""
+        self.target = definition
+        names = list(definition.path_parameters) if definition is not None else []
+        if names != list(self.params):
+            old = {name: text.value for name, text in self.params.items()}
             self.params = {}
-            self._show_request()
-            return
-        self.title.value = (
-            f"<h4>Test {html.escape(definition.app)} / {html.escape(definition.id)}</h4>"
-        )
-        old = {name: text.value for name, text in self.params.items()}
-        self.params = {}
-        for name in definition.path_parameters:
-            text = widgets.Text(value=old.get(name, ""), description=f"{{{name}}}")
-            text.add_class("nk-test-param")
-            text.add_class(f"nk-test-param-{name}")
-            text.observe(self._on_request_value, names="value")
-            self.params[name] = text
-        self.param_box.children = tuple(self.params.values())
+            for name in names:
+                text = widgets.Text(value=old.get(name, ""), description=f"{{{name}}}")
+                text.add_class("nk-test-param")
+                text.add_class(f"nk-test-param-{name}")
+                text.observe(self._on_request_value, names="value")
+                self.params[name] = text
+            self.param_box.children = tuple(self.params.values())
         self._show_request()
 
     def refresh(self) -> None:
@@ -172,9 +190,12 @@ class TestPanel(widgets.VBox):
         if d is None:
             return
         try:
-            self.load(self.workspace.get(d.app, d.id))
+            saved = self.workspace.get(d.app, d.id)
         except NotFoundError:
             self.load(None)  # deleted meanwhile
+            return
+        if saved != d:  # unchanged: the inputs and an edited request line stay as they are
+            self.load(saved)
 
     def path_parameters(self) -> dict[str, str]:
         return {name: text.value for name, text in self.params.items()}
@@ -200,19 +221,23 @@ class TestPanel(widgets.VBox):
 
     def _show_request(self) -> None:
         """The request line (method and full URL) and the curl of the current inputs."""
-        d = self.definition
+        d = self.target
         if d is None:
             self.request.value = self.curl.value = self.curl_copy.text = ""
             return
         url = self.url_of(d, self.path_parameters(), self._query())
+        edited = d != self.definition
+        note = ' <i class="nk-test-edited">(the edited version, unsaved)</i>' if edited else ""
         self.request.value = (
             f'<code><b>{d.method}</b> <span class="nk-test-url">{html.escape(url)}</span></code>'
+            + note
         )
         try:
             headers = parse_headers(self.headers.value)
         except ValidationError:
             headers = {}  # half-typed headers: the curl line waits for them
         key = self.workspace.keys()["dev"] if d.requires_auth else None
+        self.curl_reveal.layout.display = None if key else "none"  # no key: nothing to reveal
         self.curl.value = request_curl(
             d.method, url, headers, self.body.value, key, self.curl_reveal.value
         )
@@ -308,16 +333,20 @@ class TestPanel(widgets.VBox):
         """Run the saved definition with the current inputs (a refusal shows beside the
         buttons)."""
         with self.message.working(*self.buttons):
+            self._aim(self._saved())
             self._execute(self._call("saved", self._saved()))
 
     def run_edited(self) -> None:
         """Run the form's draft, unsaved edits included (Ctrl/Cmd+Enter in the editor)."""
         with self.message.working(*self.buttons):
-            self._execute(self._call("edited", self.draft()))
+            draft = self.draft()
+            self._aim(draft)
+            self._execute(self._call("edited", draft))
 
     def send_to_dev(self) -> None:
         """Call the live dev URL of the saved definition through the running server."""
         with self.message.working(*self.buttons):
+            self._aim(self._saved())
             self._execute(self._call("dev", self._saved()))
 
     def rerun(self, call: TestCall) -> None:
@@ -327,6 +356,7 @@ class TestPanel(widgets.VBox):
             if call.version == "saved":
                 d = call.definition
                 call = replace(call, definition=self.workspace.get(d.app, d.id))
+            self._aim(call.definition)
             self._execute(call)
 
     def _on_saved_button_click(self, _button: widgets.Button) -> None:
