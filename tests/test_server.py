@@ -48,3 +48,16 @@ def test_background_server_refuses_port_in_use(sample_workspace: Workspace) -> N
         with pytest.raises(OSError):
             second.start()
         assert httpx.get(first.url + "/dev/restapi_sample/calculator").status_code == 405
+
+
+def test_background_server_starts_and_stops_without_a_warning(
+    sample_workspace: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    """In a notebook, any warning a server logs lands in the cell as stderr: an in-kernel
+    server (Sanic's create_server, no main process) must register nothing Sanic warns about,
+    such as main-process listeners."""
+    caplog.set_level("WARNING")
+    with BackgroundServer(sample_workspace) as server:
+        answer = httpx.get(f"{server.url}/dev/restapi_sample/employee/E001", timeout=10)
+        assert answer.status_code in (200, 403)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= 30] == []

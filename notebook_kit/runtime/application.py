@@ -90,10 +90,12 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
 
     watcher: list[asyncio.Task[None]] = []
 
-    @app.main_process_start
     async def _share_generations(app: Sanic) -> None:
         if app.state.workers > 1:  # the workers switch deployments together
             app.shared_ctx.nk_sync, app.shared_ctx.nk_sync_lock = allocate(app.state.workers)
+
+    if touchup:  # run by Sanic's manager; an in-kernel server (create_server) has no main
+        app.main_process_start(_share_generations)  # process and warns on its listeners
 
     @app.before_server_start
     async def _start_watching(app: Sanic) -> None:
