@@ -4,7 +4,6 @@ what is kept, and deploys that publish what is saved when they commit."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import sqlite3
 from pathlib import Path
 
@@ -155,56 +154,5 @@ def test_migration_moves_old_snapshots_into_versions(tmp_path: Path) -> None:
         assert check.execute("SELECT COUNT(*) FROM definition_versions").fetchone()[0] == 2
 
 
-# -- deploys never go backwards ----------------------------------------------------------------
-
-
-def _create_and_deploy(home: str, worker: int, rounds: int, errors: multiprocessing.Queue) -> None:
-    """One of three processes: create a definition, deploy the shared app; repeat."""
-    try:
-        ws = Workspace(home)
-        for n in range(rounds):
-            ws.create(
-                APP,
-                f"w{worker}n{n}",
-                label="x",
-                method="GET",
-                resource=f"w{worker}/n{n}",
-                action="res.body = 1",
-                requires_auth=False,
-            )
-            ws.deploy(APP, "dev")
-    except BaseException as exc:
-        errors.put(f"{type(exc).__name__}: {exc}")
-
-
-def test_concurrent_deploys_never_publish_fewer_definitions(
-    workspace: Workspace, running_server: object
-) -> None:
-    make_app(workspace, 1)
-    workspace.set_setting("deployments_kept", "1000")
-    context = multiprocessing.get_context("spawn")
-    errors: multiprocessing.Queue = context.Queue()
-    rounds = 20
-    workers = [
-        context.Process(target=_create_and_deploy, args=(str(workspace.home), w, rounds, errors))
-        for w in range(3)
-    ]
-    for process in workers:
-        process.start()
-    for process in workers:
-        process.join(120)
-    failures = []
-    while not errors.empty():
-        failures.append(errors.get())
-    assert failures == []  # no "database is locked", nothing refused
-    saved = workspace.store.list_definitions(APP)
-    assert len(saved) == 1 + 3 * rounds  # no lost writes
-    history = [d for d in workspace.deployments(APP) if d.stage == Stage.DEV]
-    assert len(history) == 3 * rounds
-    counts = []
-    for deployment in history:
-        found = workspace.store.get_deployment(deployment.id)
-        assert found is not None
-        counts.append(len(found[1]["definitions"]))
-    assert counts == sorted(counts), counts  # never fewer than one committed before it
-    assert counts[-1] == len(saved)
+# Deploys never go backwards: tests/test_store_contract.py runs three deploying processes
+# against a running server on both stores.

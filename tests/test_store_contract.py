@@ -16,6 +16,7 @@ import pytest
 
 from notebook_kit.domain.models import Application, Definition, Stage
 from notebook_kit.errors import ConflictError, NotFoundError, StoreError, ValidationError
+from notebook_kit.runtime.server import BackgroundServer
 from notebook_kit.store import Store
 from notebook_kit.store.request_log import TRIM_SQL
 from notebook_kit.workspace.workspace import Workspace
@@ -435,12 +436,15 @@ def _create_and_deploy(home: str, store: str, worker: int, rounds: int, errors: 
 
 
 def test_concurrent_deploys_never_publish_fewer_definitions(ws: Workspace, store_url: str) -> None:
-    """Three processes each saving and deploying one application: no error, no lost
-    write, and no deployment holds fewer definitions than one committed before it."""
+    """Three processes each saving and deploying one application while a server serves
+    it: no error ("database is locked"), no lost write, and no deployment holds fewer
+    definitions than one committed before it."""
     _shop(ws)
+    ws.deploy("shop", "dev")
+    server = BackgroundServer(ws)
     context = multiprocessing.get_context("spawn")
     errors = context.Queue()
-    rounds = 8
+    rounds = 12
     workers = [
         context.Process(
             target=_create_and_deploy, args=(str(ws.home), store_url, w, rounds, errors)
@@ -449,8 +453,11 @@ def test_concurrent_deploys_never_publish_fewer_definitions(ws: Workspace, store
     ]
     for process in workers:
         process.start()
-    for process in workers:
-        process.join(120)
+    try:
+        for process in workers:
+            process.join(120)
+    finally:
+        server.stop()
     failures = []
     while not errors.empty():
         failures.append(errors.get())
@@ -462,5 +469,5 @@ def test_concurrent_deploys_never_publish_fewer_definitions(ws: Workspace, store
         found = ws.store.get_deployment(deployment.id)
         assert found is not None
         sizes.append(len(found[1]["definitions"]))
-    assert len(sizes) == 3 * rounds
+    assert len(sizes) == 1 + 3 * rounds
     assert sizes == sorted(sizes) and sizes[-1] == len(saved), sizes
