@@ -441,7 +441,7 @@ def test_concurrent_deploys_never_publish_fewer_definitions(ws: Workspace, store
     definitions than one committed before it."""
     _shop(ws)
     ws.deploy("shop", "dev")
-    server = BackgroundServer(ws)
+    server = BackgroundServer(ws).start()
     context = multiprocessing.get_context("spawn")
     errors = context.Queue()
     rounds = 12
