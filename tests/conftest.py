@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pg import fresh_database, postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 from notebook_kit.runtime.server import BackgroundServer, ServerProcess
 from notebook_kit.workspace.workspace import Workspace

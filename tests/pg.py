@@ -1,15 +1,20 @@
 """A real PostgreSQL server for the tests, from Debian's packages, in a temp directory.
 
-``postgres_url`` (session-scoped) runs ``initdb`` and ``pg_ctl start`` on a free loopback
-port and yields a SQLAlchemy URL; the server is stopped and its directory removed at the
-end of the session. PostgreSQL refuses to run as root, so as root the server runs as the
-``postgres`` system user (``runuser``). The tests using it are skipped, with the reason,
-only where no PostgreSQL binaries exist or the server cannot start.
+``PostgresServer`` runs ``initdb`` and ``pg_ctl start`` on a free loopback port (and can
+``stop``/``start`` again, for outage tests). ``postgres_url`` (session-scoped) yields a
+SQLAlchemy URL of one shared server; ``postgres_server`` is that server itself, and
+``fresh_database`` creates an empty store on it (a schema of its own: much faster than a
+database) and returns its plain ``postgresql://`` URL (what the store takes). The
+server is stopped and its directory removed at the end of the session. PostgreSQL
+refuses to run as root, so as root the server runs as the ``postgres`` system user
+(``runuser``). The tests using it are skipped, with the reason, only where no
+PostgreSQL binaries exist or the server cannot start.
 """
 
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import pwd
 import shutil
@@ -21,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["postgres_url"]
+__all__ = ["PostgresServer", "fresh_database", "postgres_server", "postgres_url"]
 
 
 def _bin_dir() -> str | None:
@@ -41,49 +46,102 @@ def _as_server_user(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command]
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """``postgresql+psycopg://postgres@127.0.0.1:<port>/postgres`` of a fresh server."""
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("running as root and there is no 'postgres' user to run the server")
-    data = tempfile.mkdtemp(prefix="notebook-kit-pg-")
-    if os.geteuid() == 0:
-        os.chown(data, owner.pw_uid, owner.pw_gid)
-    port = _free_port()
-    pgdata = os.path.join(data, "data")
-    log = os.path.join(data, "server.log")
-    run = dict(capture_output=True, text=True, timeout=60, cwd=data)
-    init = subprocess.run(
-        _as_server_user(
-            [f"{bin_dir}/initdb", "-D", pgdata, "-U", "postgres", "-A", "trust", "--no-sync"]
-        ),
-        **run,
-    )
-    if init.returncode != 0:
-        shutil.rmtree(data, ignore_errors=True)
-        pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
-    start = subprocess.run(
-        _as_server_user(
-            [f"{bin_dir}/pg_ctl", "-D", pgdata, "-l", log, "-o", options, "-w", "start"]
-        ),
-        **run,
-    )
-    if start.returncode != 0:
-        detail = Path(log).read_text()[-300:] if os.path.exists(log) else start.stderr
-        shutil.rmtree(data, ignore_errors=True)
-        pytest.skip(f"PostgreSQL did not start: {detail.strip()}")
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            _as_server_user([f"{bin_dir}/pg_ctl", "-D", pgdata, "-m", "immediate", "-w", "stop"]),
-            **run,
+class PostgresServer:
+    """One PostgreSQL server in a temp directory; ``pytest.skip`` where none can run."""
+
+    def __init__(self) -> None:
+        bin_dir = _bin_dir()
+        if bin_dir is None:
+            pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+        self.bin_dir = bin_dir
+        owner = None
+        if os.geteuid() == 0:
+            try:
+                owner = pwd.getpwnam("postgres")
+            except KeyError:
+                pytest.skip("running as root and there is no 'postgres' user to run the server")
+        self.data = tempfile.mkdtemp(prefix="notebook-kit-pg-")
+        if owner is not None:
+            os.chown(self.data, owner.pw_uid, owner.pw_gid)
+        self.port = _free_port()
+        self.pgdata = os.path.join(self.data, "data")
+        self.log = os.path.join(self.data, "server.log")
+        self._names = itertools.count(1)
+        init = self._run(
+            [f"{bin_dir}/initdb", "-D", self.pgdata, "-U", "postgres", "-A", "trust", "--no-sync"]
         )
-        shutil.rmtree(data, ignore_errors=True)
+        if init.returncode != 0:
+            shutil.rmtree(self.data, ignore_errors=True)
+            pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
+        started = self.start()
+        if started:
+            shutil.rmtree(self.data, ignore_errors=True)
+            pytest.skip(f"PostgreSQL did not start: {started}")
+
+    def _run(self, command: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            _as_server_user(command), capture_output=True, text=True, timeout=60, cwd=self.data
+        )
+
+    @property
+    def url(self) -> str:
+        """The plain URL of the ``postgres`` database (the server's superuser, no password)."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> str:
+        """Start the server and wait until it accepts connections; "" or why it failed."""
+        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off"
+        pg_ctl = [f"{self.bin_dir}/pg_ctl", "-D", self.pgdata, "-l", self.log, "-o", options]
+        done = self._run([*pg_ctl, "-w", "start"])
+        if done.returncode == 0:
+            return ""
+        detail = Path(self.log).read_text()[-300:] if os.path.exists(self.log) else done.stderr
+        return detail.strip() or "pg_ctl start failed"
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run([f"{self.bin_dir}/pg_ctl", "-D", self.pgdata, "-m", mode, "-w", "stop"])
+
+    def create_database(self) -> str:
+        """A new, empty database; its plain ``postgresql://`` URL."""
+        import psycopg
+
+        name = f"nk_{os.getpid()}_{next(self._names)}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def create_schema(self) -> str:
+        """A new, empty schema in one shared database (much faster to make than a
+        database): the URL of that database with the schema as its search path."""
+        import psycopg
+
+        name = f"nk_{os.getpid()}_{next(self._names)}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {name}")
+        return f"{self.url}?options=-csearch_path%3D{name}"
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's shared PostgreSQL server."""
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """``postgresql+psycopg://postgres@127.0.0.1:<port>/postgres`` of the shared server."""
+    return postgres_server.url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+@pytest.fixture
+def fresh_database(postgres_server: PostgresServer) -> str:
+    """The plain URL of a new, empty store on the shared server (a schema of its own)."""
+    return postgres_server.create_schema()

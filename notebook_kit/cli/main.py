@@ -21,6 +21,7 @@ from . import definitions as cli_definitions
 from . import publishing as cli_publishing
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
+from .stores import store as store_group
 
 __all__ = ["main"]
 
@@ -38,11 +39,18 @@ def _fail(message: str, code: int = 1) -> NoReturn:
     default=None,
     help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit).",
 )
+@click.option(
+    "--store",
+    metavar="URL",
+    default=None,
+    help="The store: postgresql://user:password@host:port/database, shared by every node "
+    "(default: $NOTEBOOK_KIT_STORE, else the SQLite file in the workspace).",
+)
 @click.version_option(package_name="notebook-kit")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, store: str | None) -> None:
     """Define, test and publish small REST APIs."""
-    ctx.obj = {"home": home}
+    ctx.obj = {"home": home, "store": store}
 
 
 @cli.command()
@@ -78,15 +86,16 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     from ..runtime.server import serve as run_server
 
     ws = workspace_of(ctx)
+    shared = f" (store {ws.store.location})" if ws.store.url else ""
     banner = (
-        f"notebook-kit serving {ws.home} at http://{host}:{port} "
+        f"notebook-kit serving {ws.home}{shared} at http://{host}:{port} "
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     # The line is printed once the port is listening, so it never precedes a failure.
-    run_server(
-        partial(_app_for_home, str(ws.home)), host, port, workers, on_ready=partial(_say, banner)
-    )
+    # The URL (password and all) reaches the workers inside the factory, not on a command line.
+    factory = partial(_app_for_home, str(ws.home), ws.store.url or "")
+    run_server(factory, host, port, workers, on_ready=partial(_say, banner))
 
 
 def _say(line: str) -> None:
@@ -94,12 +103,13 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _app_for_home(home: str) -> Any:
-    """The Sanic app of the workspace at ``home``: built in each worker process."""
+def _app_for_home(home: str, store: str = "") -> Any:
+    """The Sanic app of the workspace at ``home`` on the store ``store`` ("" for the
+    SQLite file in ``home``): built in each worker process."""
     from ..runtime.app import create_app
     from ..workspace.workspace import Workspace
 
-    return create_app(Workspace(home))
+    return create_app(Workspace(home, store=store))
 
 
 @cli.command(name="export")
@@ -151,6 +161,7 @@ for _command in (
     cli_publishing.resources,
     cli_publishing.openapi,
     settings_group,
+    store_group,
 ):
     cli.add_command(_command)
 

@@ -19,8 +19,9 @@ STAGES = click.Choice([str(s) for s in Stage])
 
 
 def workspace_of(ctx: click.Context) -> Workspace:
-    """The workspace of ``--home`` (the group stores it in ``ctx.obj``)."""
-    return Workspace(ctx.obj["home"])
+    """The workspace of ``--home`` on the store of ``--store`` (the group keeps both in
+    ``ctx.obj``)."""
+    return Workspace(ctx.obj["home"], store=ctx.obj.get("store"))
 
 
 def read_file(path: str | None, what: str) -> str | None:

@@ -30,6 +30,7 @@ from ..domain.actions import CompiledAction, compile_action
 from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Application, Definition, Stage
 from ..domain.routing import RouteTable
+from ..errors import StoreError
 from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .http_guard import GuardedRequest, apply_timeouts, timeout_status
 from .interrupts import ActionTimeout
@@ -39,6 +40,7 @@ from .relay import Busy, Relay
 from .reserved import ReservedPaths, runtime_answer
 from .responses import ActionAnswer, UntypedActionAnswer
 from .store_guard import protect_store
+from .store_link import StoreLink
 from .watchdog import StuckWorker
 
 if TYPE_CHECKING:
@@ -169,27 +171,44 @@ class Runtime:
         return True
 
     async def watch(self, app: Sanic) -> None:
-        """Poll the store and swap tables on change; flush the request log in between.
+        """Reload on change and flush the request log in between; never stops on an error.
 
-        The log is flushed every ``_FLUSH_SECONDS`` (at most every reload interval), so
-        each flush is small and never holds the interpreter for long under load.
+        A change is noticed at once where the store tells (``StoreLink.wake``), else at the
+        next poll of the generation (every reload interval). The log is flushed every
+        ``_FLUSH_SECONDS`` (at most every reload interval), so each flush is small. While
+        the store is away, the worker serves what it has and keeps a bounded backlog.
         """
         loop = asyncio.get_running_loop()
+        link = StoreLink(self.store, loop)
         next_check = 0.0
-        while True:
-            await asyncio.sleep(min(_FLUSH_SECONDS, self.live.reload_interval))
-            try:
-                if loop.time() >= next_check:
-                    next_check = loop.time() + self.live.reload_interval
-                    if await loop.run_in_executor(None, self.refresh):
-                        app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
-                        apply_timeouts(app.config, self.live.request_timeout)
+        try:
+            while True:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    tick = min(_FLUSH_SECONDS, self.live.reload_interval)
+                    await asyncio.wait_for(link.wake.wait(), tick)
+                if link.wake.is_set():
+                    link.wake.clear()
+                    next_check = 0.0
                 # Take the buffer here, on the loop thread that appends to it.
-                pending, self._pending_log = self._pending_log, []
-                if pending:
-                    await loop.run_in_executor(None, self.flush_log, pending)
-            except Exception:
-                log.exception("reloading deployments failed; still serving the previous ones")
+                pending, self._pending_log = link.take(self._pending_log), []
+                try:
+                    if loop.time() >= next_check:
+                        next_check = loop.time() + self.live.reload_interval
+                        if await loop.run_in_executor(None, self.refresh):
+                            app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
+                            apply_timeouts(app.config, self.live.request_timeout)
+                        link.answered()
+                    if pending and not link.lost:
+                        await loop.run_in_executor(None, self.flush_log, pending)
+                        pending = []
+                except StoreError as exc:
+                    link.failed(exc)
+                except Exception:  # a defect, not an outage: do not retry the same entries
+                    log.exception("reloading deployments failed; still serving the previous ones")
+                    pending = []
+                link.keep(pending)
+        finally:
+            link.close()
 
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
@@ -303,6 +322,14 @@ def _serving_request() -> Request | None:
         return None
 
 
+def _last_flush(runtime: Runtime) -> None:
+    """Write what is left of the request log; a store that is away loses it, logged."""
+    try:
+        runtime.flush_log()
+    except StoreError as exc:
+        log.warning("could not write the last request-log entries: %s", exc)
+
+
 def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: bool = True) -> Sanic:
     """The Sanic application serving ``workspace``'s deployments.
 
@@ -311,7 +338,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     notebook kernel, a test run): TouchUp breaks the second app there.
     """
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
-    protect_store(workspace.store.path)  # actions may not open the store's files
+    if workspace.store.path is not None:
+        protect_store(workspace.store.path)  # actions may not open the store's files
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))
@@ -357,11 +385,11 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         for task in watcher:
             task.cancel()
         watcher.clear()
-        runtime.flush_log()
+        _last_flush(runtime)
 
     @app.after_server_stop
     async def _stopped(app: Sanic) -> None:
-        runtime.flush_log()  # the calls that were still in flight at the stop
+        _last_flush(runtime)  # the calls that were still in flight at the stop
         runtime.relay.close()
 
     return app

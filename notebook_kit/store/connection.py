@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import StoreError
+from .schema import migrate
 
 __all__ = ["StoreConnection", "ThreadConnections"]
 
@@ -174,6 +175,8 @@ class StoreConnection(ThreadConnections):
     so a change to any of them joins the same ``transaction()``.
     """
 
+    url: str | None = None  # not a PostgreSQL store
+
     def __init__(self, path: str | Path) -> None:
         super().__init__(
             path,
@@ -198,3 +201,22 @@ class StoreConnection(ThreadConnections):
         if not self.local.depth:
             raise StoreError("internal error: a write outside a transaction")
         return self.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        """Run one change per parameter row; inside ``transaction()`` only."""
+        if not self.local.depth:
+            raise StoreError("internal error: a write outside a transaction")
+        try:
+            (self.local.conn or self._open()).executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"workspace store error: {exc}") from exc
+
+    def migrate(self) -> None:
+        """Apply the migrations the file has not had (inside ``transaction()``)."""
+        migrate(self.local.conn or self._open())
+
+    def changed(self) -> None:
+        """Nothing to tell: SQLite's readers poll the generation."""
+
+    def reset_ids(self, tables: tuple[str, ...]) -> None:
+        """Nothing to do: AUTOINCREMENT follows ids inserted explicitly."""

@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..domain.clock import iso_time
-from .connection import StoreConnection
+from .dialect import StoreDB
 
 __all__ = ["TIMEOUT_ERROR", "ActionStats", "RequestLog", "action_counters"]
 
@@ -87,7 +87,7 @@ LAST_SQL = "SELECT COALESCE(MAX(upto), 0) FROM request_log_batches"
 class RequestLog:
     """Reads and writes of the request log and the per-action counters."""
 
-    def __init__(self, db: StoreConnection) -> None:
+    def __init__(self, db: StoreDB) -> None:
         self._db = db
 
     def append_requests(
@@ -113,7 +113,7 @@ class RequestLog:
         """
         db = self._db
         with db.transaction(self):
-            db.connection().executemany(
+            db.executemany(
                 "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
                 "last_status, last_request_at, last_error, last_error_at, timeouts) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

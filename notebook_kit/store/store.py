@@ -1,12 +1,13 @@
-"""The workspace store: the single source of truth, shared by every process.
+"""The workspace store: the single source of truth, shared by every process and node.
 
-SQLite in the workspace directory (WAL mode, so a notebook, the CLI and servers use it at
-once; the connection machinery is in ``connection``, the tables and their migrations in
-``schema``, the request log's in ``request_log``, the user directory's in ``users``). The
-SQL is kept to what PostgreSQL also speaks, so a second backend can stand behind the same
-methods. Every change runs inside ``transaction()``: it all happens, or none of it does. A
-``generation`` counter goes up with every change to what is live (deploys, undeploys,
-rollbacks, keys); servers poll it to know when to reload.
+SQLite in the workspace directory by default (WAL mode, so a notebook, the CLI and servers
+use it at once: ``connection``, tables in ``schema``), or PostgreSQL shared by many nodes
+(``postgres``, tables in ``pg_schema``; ``opening.open_store`` picks one from a URL). The
+SQL is written once, in what both speak (``dialect``); the request log's is in
+``request_log``, the user directory's in ``users``. Every change runs inside
+``transaction()``: it all happens, or none of it does, and no other writer runs meanwhile.
+A ``generation`` counter goes up with every change to what is live (deploys, undeploys,
+rollbacks, keys, settings); servers poll it, and on PostgreSQL are also told at once.
 """
 
 from __future__ import annotations
@@ -19,15 +20,19 @@ import string
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..domain.clock import now
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
 from .connection import StoreConnection
+from .copy import copy_rows
+from .dialect import StoreDB, mask_url
 from .request_log import ActionStats, RequestLog
-from .schema import migrate
 from .users import UserTables
+
+if TYPE_CHECKING:
+    from .listener import ChangeListener
 
 __all__ = ["Store", "new_api_key"]
 
@@ -45,7 +50,7 @@ def _create_private_file(path: Path) -> None:
     os.chmod(path, 0o600)
 
 
-def _definition_from_row(row: sqlite3.Row) -> Definition:
+def _definition_from_row(row: Any) -> Definition:
     return Definition.from_dict(
         {
             "app": row["app_id"],
@@ -84,7 +89,7 @@ def _definition_values(d: Definition) -> tuple[Any, ...]:
     )
 
 
-def _deployment_from_row(row: sqlite3.Row) -> Deployment:
+def _deployment_from_row(row: Any) -> Deployment:
     """A ``deployments`` row joined with ``live`` (its ``active`` column)."""
     return Deployment(
         row["id"],
@@ -104,27 +109,61 @@ class Store:
     ``StoreConnection``, so a ``transaction()`` spans all of them.
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self._db = StoreConnection(path)
-        self.path = self._db.path
-        self.users = UserTables(self._db)
-        self._log = RequestLog(self._db)
+    def __init__(self, path: str | Path | None = None, *, db: StoreDB | None = None) -> None:
+        """The SQLite store at ``path``, or the store behind ``db`` (``open_store`` makes
+        the PostgreSQL one)."""
+        if db is None:
+            if path is None:
+                raise TypeError("Store needs a path or a db")
+            db = StoreConnection(path)
+        self._db = db
+        self.path: Path | None = db.path
+        self.users = UserTables(db)
+        self._log = RequestLog(db)
+        where = self.path if self.path is not None else mask_url(db.url or "")
         try:
-            if not self.path.exists():
+            if self.path is not None and not self.path.exists():
                 _create_private_file(self.path)
             self._migrate()
         except (sqlite3.Error, StoreError) as exc:
-            raise StoreError(f"cannot open the workspace store {self.path}: {exc}") from exc
+            raise StoreError(f"cannot open the workspace store {where}: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"Store({self.location!r})"
+
+    @property
+    def location(self) -> str:
+        """Where the store lives, fit to print: the SQLite file, or the URL (password masked)."""
+        return str(self.path) if self.path is not None else mask_url(self._db.url or "")
+
+    @property
+    def url(self) -> str | None:
+        """The PostgreSQL URL, password included (for starting a server process), or
+        None for the SQLite file."""
+        return self._db.url
 
     def _migrate(self) -> None:
-        conn = self._db.connection()
-        with self._db.transaction(conn):
-            migrate(conn)
+        with self._db.transaction(self):
+            self._db.migrate()
             for stage in Stage:
-                conn.execute(
-                    "INSERT OR IGNORE INTO api_keys (stage, key, created_at) VALUES (?, ?, ?)",
+                self._db.write(
+                    "INSERT INTO api_keys (stage, key, created_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (stage) DO NOTHING",
                     (str(stage), new_api_key(), now()),
                 )
+
+    def listener(self) -> ChangeListener | None:
+        """Something to block on until a change commits (PostgreSQL's LISTEN), or None
+        where readers can only poll (SQLite). Each caller gets its own connection."""
+        if self._db.url is None:
+            return None
+        from .listener import ChangeListener
+
+        return ChangeListener(self._db.url)
+
+    def copy_into(self, target: Store) -> dict[str, int]:
+        """Copy everything into ``target``, which must be empty (``copy.copy_rows``)."""
+        return copy_rows(self._db, target._db)
 
     def transaction(self) -> AbstractContextManager[Store]:
         """One atomic change: all of it happens, or none. Nested uses join the outer one."""
@@ -142,10 +181,13 @@ class Store:
         return int(row[0])
 
     def bump_generation(self) -> None:
+        """Count a change to what is live; PostgreSQL also notifies listening nodes (at
+        commit), SQLite's readers see it at their next poll."""
         self._db.write(
             "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) "
             "WHERE key = 'generation'"
         )
+        self._db.changed()
 
     # -- applications ------------------------------------------------------------------
 
@@ -208,10 +250,10 @@ class Store:
     def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
         cursor = self._db.write(
             "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?) RETURNING id",
             (app_id, str(stage), now(), host, json.dumps(snapshot)),
         )
-        return int(cursor.lastrowid)  # type: ignore[arg-type]
+        return int(cursor.fetchone()[0])
 
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
         self._db.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))

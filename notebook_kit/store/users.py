@@ -9,11 +9,10 @@ Changes must run inside the store's ``transaction()``.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .connection import StoreConnection
+from .dialect import StoreDB
 
 __all__ = ["UserTables"]
 
@@ -53,10 +52,10 @@ def _matching(
 class UserTables:
     """Reads and writes of the user directory's tables (``store.users``)."""
 
-    def __init__(self, db: StoreConnection) -> None:
+    def __init__(self, db: StoreDB) -> None:
         self._db = db
 
-    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         return self._db.execute(sql, params).fetchall()
 
     # -- users -------------------------------------------------------------------------
@@ -80,7 +79,7 @@ class UserTables:
         group: str | None = None,
         email_key_prefix: str | None = None,
         name_key_part: str | None = None,
-    ) -> list[sqlite3.Row]:
+    ) -> list[Any]:
         """One page of ``users`` rows in ``email_key`` order: all, or the members of
         ``group``, or those whose email key starts with ``email_key_prefix``, or whose
         ``name_key`` contains ``name_key_part`` (matched literally: % and _ are not
@@ -90,7 +89,7 @@ class UserTables:
             f"SELECT u.* {source} ORDER BY u.email_key LIMIT ? OFFSET ?", (*params, limit, offset)
         )
 
-    def user_row(self, email_key: str) -> sqlite3.Row | None:
+    def user_row(self, email_key: str) -> Any | None:
         rows = self._rows("SELECT * FROM users WHERE email_key = ?", (email_key,))
         return rows[0] if rows else None
 
@@ -148,7 +147,7 @@ class UserTables:
     def count_groups(self) -> int:
         return int(self._rows("SELECT COUNT(*) FROM user_groups")[0][0])
 
-    def group_rows(self, *, limit: int, offset: int = 0) -> list[sqlite3.Row]:
+    def group_rows(self, *, limit: int, offset: int = 0) -> list[Any]:
         """One page of groups in name order: name, description, created_at, and
         ``users``, the number of members."""
         return self._rows(

@@ -2,7 +2,8 @@
 
 Every rule lives here or below: validation, deploy snapshots, resource counts, keys,
 import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store
-(``workspace.sqlite3``) and the execution environment's database (``environment.sqlite3``).
+(``workspace.sqlite3``, unless a PostgreSQL store URL names a shared one) and the
+execution environment's database (``environment.sqlite3``).
 
 The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) are one-line
 delegations to the faces that own them (``notebook/``), imported on first use. The faces
@@ -25,7 +26,8 @@ from ..domain.actions import invoke as run_invocation
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
 from ..errors import ConflictError, NotFoundError, StoreError
-from ..store.store import Store, new_api_key
+from ..store.opening import STORE_ENV, open_store
+from ..store.store import new_api_key
 from .editing import change_definition, insert_definition
 from .publishing import Publisher
 from .transfer import copy_definition, import_document, write_json
@@ -46,7 +48,9 @@ class Workspace:
     ``~/.notebook_kit`` (created owner-only on first use). The deploy rules live in
     ``publishing.Publisher``, what actions reach in ``builtins``; this is the facade."""
 
-    def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, home: str | os.PathLike[str] | None = None, store: str | None = None
+    ) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
         try:
             self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -55,7 +59,8 @@ class Workspace:
             raise StoreError(
                 f"cannot use {self.home} as the workspace directory: {exc.strerror}"
             ) from None
-        self.store = Store(self.home / "workspace.sqlite3")
+        # ``store``: a store URL (None: $NOTEBOOK_KIT_STORE, else the SQLite file in home)
+        self.store = open_store(os.environ.get(STORE_ENV) if store is None else store, self.home)
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
         self._publisher = Publisher(

@@ -1,0 +1,123 @@
+"""How a worker keeps in touch with the store: change wake-ups, outages, the log backlog.
+
+``StoreLink`` gives the watch loop three things:
+
+- a wake-up (``wake``, an ``asyncio.Event``) set the moment a change commits, on a store
+  that can tell (PostgreSQL's NOTIFY, heard by a ``ChangeListener`` blocking in a thread of
+  its own, reconnecting with backoff). Polling the generation stays the fallback: a missed
+  notification or a dropped listener costs at most one reload interval.
+- one warning when the store goes away and one when it is back, however many times the
+  loop fails in between (the worker keeps serving what it has: the request path does no
+  store query).
+- a bounded backlog of request-log entries that could not be written: the oldest are
+  dropped past ``limit``, counted, and the count is logged when the store is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from ..errors import StoreError
+from ..store.store import Store
+
+__all__ = ["BACKLOG_LIMIT", "StoreLink"]
+
+log = logging.getLogger("notebook_kit.runtime")
+
+#: Request-log entries a worker keeps while the store is away (the oldest go first).
+BACKLOG_LIMIT = 100_000
+_WAIT_SECONDS = 1.0  # the listener thread checks for a stop this often
+_MAX_BACKOFF = 5.0
+
+
+class StoreLink:
+    """The watch loop's side of the store: see the module docstring."""
+
+    def __init__(
+        self, store: Store, loop: asyncio.AbstractEventLoop, limit: int = BACKLOG_LIMIT
+    ) -> None:
+        self.wake = asyncio.Event()
+        self.limit = limit
+        self.backlog: list[Any] = []
+        self.dropped = 0
+        self.lost = False
+        self._store_location = store.location
+        self._loop = loop
+        self._stop = threading.Event()
+        self._listener = store.listener()
+        self._thread: threading.Thread | None = None
+        if self._listener is not None:
+            self._thread = threading.Thread(
+                target=self._listen, name="notebook-kit-store-listener", daemon=True
+            )
+            self._thread.start()
+
+    # -- change notifications ----------------------------------------------------------
+
+    def _listen(self) -> None:
+        listener = self._listener
+        assert listener is not None
+        backoff = 0.1
+        try:
+            while not self._stop.is_set():
+                try:
+                    heard = listener.wait(_WAIT_SECONDS)
+                except StoreError:
+                    self._stop.wait(backoff)  # the watch loop's polling logs the outage
+                    backoff = min(backoff * 2, _MAX_BACKOFF)
+                    continue
+                backoff = 0.1
+                if heard and not self._stop.is_set():
+                    self._loop.call_soon_threadsafe(self.wake.set)
+        except RuntimeError:  # the loop closed under us: the server is stopping
+            pass
+        finally:
+            listener.close()
+
+    def close(self) -> None:
+        """Stop listening (the thread ends within a second; it is a daemon meanwhile)."""
+        self._stop.set()
+
+    # -- outages and the request-log backlog -------------------------------------------
+
+    def take(self, pending: list[Any]) -> list[Any]:
+        """What to write now: the backlog, then ``pending`` (the backlog is emptied)."""
+        if not self.backlog:
+            return pending
+        batch, self.backlog = self.backlog, []
+        batch.extend(pending)
+        return batch
+
+    def keep(self, unwritten: list[Any]) -> None:
+        """Hold entries that could not be written, dropping the oldest past ``limit``."""
+        self.backlog[:0] = unwritten
+        extra = len(self.backlog) - self.limit
+        if extra > 0:
+            del self.backlog[:extra]
+            self.dropped += extra
+
+    def failed(self, exc: StoreError) -> None:
+        """The store did not answer: say so once, until it is back."""
+        if not self.lost:
+            self.lost = True
+            log.warning(
+                "lost the store %s (%s); still serving what is live, keeping the request "
+                "log in memory (up to %d entries) until it is back",
+                self._store_location,
+                exc,
+                self.limit,
+            )
+
+    def answered(self) -> None:
+        """The store answered: if it had gone, say it is back (and what the log lost)."""
+        if self.lost:
+            self.lost = False
+            dropped, self.dropped = self.dropped, 0
+            log.warning(
+                "the store %s is back; caught up%s",
+                self._store_location,
+                f" ({dropped} request-log entries were dropped meanwhile)" if dropped else "",
+            )

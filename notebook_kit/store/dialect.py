@@ -1,0 +1,137 @@
+"""What the two store backends share: store URLs, and SQL written once for both.
+
+The table groups write portable SQL with ``?`` placeholders (what SQLite takes);
+``to_pyformat`` rewrites it once per statement text for psycopg (``%s``). A store URL
+names where the store lives: none (the SQLite file in the workspace) or
+``postgresql://user:password@host:port/database``. Its password never appears in a
+message, a repr or a log line: ``mask_url`` hides it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
+
+from ..errors import ValidationError
+
+__all__ = [
+    "ACCEPTED_URLS",
+    "PG_SCHEMES",
+    "StoreDB",
+    "check_store_url",
+    "mask_url",
+    "scrub",
+    "to_pyformat",
+]
+
+_T = TypeVar("_T")
+
+PG_SCHEMES = ("postgresql", "postgres")
+ACCEPTED_URLS = (
+    "postgresql://user:password@host:port/database, or none for the SQLite file in the workspace"
+)
+
+
+class StoreDB(Protocol):
+    """The connection a ``Store`` and its table groups use: SQLite's or PostgreSQL's."""
+
+    path: Any  # the SQLite file, or None
+    url: str | None  # the PostgreSQL URL (with its password), or None
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def transaction(self, value: _T) -> AbstractContextManager[_T]: ...
+
+    def execute(self, sql: str, params: Any = ()) -> Any: ...
+
+    def write(self, sql: str, params: Any = ()) -> Any: ...
+
+    def executemany(self, sql: str, rows: Any) -> None: ...
+
+    def migrate(self) -> None: ...
+
+    def changed(self) -> None: ...
+
+    def reset_ids(self, tables: tuple[str, ...]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def check_store_url(url: str) -> str:
+    """``url`` if it is a PostgreSQL URL with a host and a database, else a
+    ``ValidationError`` naming the accepted forms (the password masked)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (a bad port raises here)
+    except ValueError:
+        raise ValidationError(
+            f"bad store URL {mask_url(url)!r}: use {ACCEPTED_URLS}", field="store"
+        ) from None
+    if parts.scheme.lower() not in PG_SCHEMES:
+        raise ValidationError(
+            f"unsupported store URL {mask_url(url)!r}: use {ACCEPTED_URLS}", field="store"
+        )
+    if not parts.hostname or not parts.path.strip("/"):
+        raise ValidationError(
+            f"the store URL {mask_url(url)!r} needs a host and a database: use {ACCEPTED_URLS}",
+            field="store",
+        )
+    return url
+
+
+_PASSWORD = re.compile(r"(?P<head>://[^:/@\s]*:)(?P<password>[^/\s]*)(?P<tail>@)")
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``."""
+    return _PASSWORD.sub(r"\g<head>***\g<tail>", url)
+
+
+def scrub(message: str, url: str | None) -> str:
+    """``message`` without ``url``'s password anywhere in it (a driver may quote it)."""
+    if not url:
+        return message
+    message = message.replace(url, mask_url(url))
+    found = _PASSWORD.search(url)
+    if found and found["password"]:
+        message = message.replace(found["password"], "***")
+    return message
+
+
+def _segments(sql: str) -> Iterator[tuple[bool, str]]:
+    """``sql`` cut into (is_quoted, text) pieces: string literals and quoted names apart."""
+    i, n, start = 0, len(sql), 0
+    while i < n:
+        c = sql[i]
+        if c in ("'", '"'):
+            if start < i:
+                yield False, sql[start:i]
+            end = i + 1
+            while end < n:
+                if sql[end] == c:
+                    if end + 1 < n and sql[end + 1] == c:  # a doubled quote inside
+                        end += 2
+                        continue
+                    break
+                end += 1
+            yield True, sql[i : end + 1]
+            i = start = end + 1
+        else:
+            i += 1
+    if start < n:
+        yield False, sql[start:]
+
+
+@functools.lru_cache(maxsize=512)
+def to_pyformat(sql: str) -> str:
+    """``sql`` with each ``?`` outside quotes as ``%s`` and every ``%`` doubled (psycopg's
+    placeholders). Cached: the store runs the same few statement texts over and over."""
+    return "".join(
+        text.replace("%", "%%") if quoted else text.replace("%", "%%").replace("?", "%s")
+        for quoted, text in _segments(sql)
+    )

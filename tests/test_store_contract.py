@@ -1,0 +1,328 @@
+"""The store contract: every behaviour a store owes the workspace, on BOTH stores.
+
+Each test runs on the SQLite file in the workspace and on a fresh PostgreSQL database of
+the session's server (``tests/pg.py``), through the same ``Workspace``/``Store`` calls.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from notebook_kit.domain.models import Application, Definition, Stage
+from notebook_kit.errors import ConflictError, NotFoundError, StoreError, ValidationError
+from notebook_kit.store import Store
+from notebook_kit.store.request_log import TRIM_SQL
+from notebook_kit.workspace.workspace import Workspace
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest) -> str:
+    """ "" (the SQLite file in the workspace) or a new PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return ""
+    return str(request.getfixturevalue("fresh_database"))
+
+
+@pytest.fixture
+def ws(tmp_path: Path, store_url: str) -> Workspace:
+    return Workspace(tmp_path / "home", store=store_url)
+
+
+def _reopen(ws: Workspace, store_url: str) -> Workspace:
+    """Another workspace (another process's view) on the same store."""
+    return Workspace(ws.home if not store_url else ws.home.parent / "other", store=store_url)
+
+
+def _shop(ws: Workspace) -> None:
+    ws.create("shop", "list", label="List", method="GET", resource="items", action="res.send(1)")
+    ws.create("shop", "Add", label="Add", method="POST", resource="items", action="res.send(2)")
+    ws.create("shop", "one", label="One", method="GET", resource="items/{id}", action="")
+
+
+def _action(ws: Workspace, api_id: str) -> str:
+    """The action of ``api_id`` of shop as live on dev."""
+    return next(d.action for d in ws.live("dev")["shop"] if d.id == api_id)
+
+
+# -- applications and definitions --------------------------------------------------------
+
+
+def test_applications_created_listed_and_deleted(ws: Workspace) -> None:
+    ws.create_application("b", "Bee")
+    ws.create_application("a")
+    assert [(a.id, a.label) for a in ws.applications()] == [("a", "a"), ("b", "Bee")]
+    with pytest.raises(ConflictError, match="already exists"):
+        ws.create_application("a")
+    ws.delete_application("b")
+    assert [a.id for a in ws.applications()] == ["a"]
+    with pytest.raises(NotFoundError):
+        ws.application("b")
+
+
+def test_definitions_round_trip_in_byte_order(ws: Workspace) -> None:
+    _shop(ws)
+    ws.create("shop", "Zed", label="Z", method="GET", resource="Zoo", action="", timeout=2.5)
+    listed = ws.definitions("shop")
+    # ORDER BY app, resource, method, id: upper case sorts before lower case on both.
+    assert [(d.resource, d.method, d.id) for d in listed] == [
+        ("Zoo", "GET", "Zed"),
+        ("items", "GET", "list"),
+        ("items", "POST", "Add"),
+        ("items/{id}", "GET", "one"),
+    ]
+    zed = ws.get("shop", "Zed")
+    assert (zed.timeout, zed.requires_auth, zed.label) == (2.5, True, "Z")
+    renamed = ws.edit("shop", "Zed", new_id="zed", requires_auth=False, timeout=None)
+    assert (renamed.id, renamed.requires_auth, renamed.timeout) == ("zed", False, None)
+    assert renamed.created_at == zed.created_at
+    ws.delete("shop", "zed")
+    with pytest.raises(NotFoundError):
+        ws.get("shop", "zed")
+
+
+def test_refused_create_changes_nothing(ws: Workspace) -> None:
+    _shop(ws)
+    before = ws.definitions()
+    with pytest.raises(ConflictError):
+        ws.create("shop", "list", label="again", method="GET", resource="other", action="")
+    assert ws.definitions() == before
+
+
+# -- deployments, live, rollback ----------------------------------------------------------
+
+
+def test_deploy_undeploy_rollback_keep_history_and_live(ws: Workspace, store_url: str) -> None:
+    _shop(ws)
+    first = ws.deploy("shop", "dev")
+    ws.edit("shop", "list", action="res.send(10)")
+    second = ws.deploy("shop", "dev")
+    assert second.id > first.id
+    assert _action(ws, "list") == "res.send(10)"
+    assert ws.deployed_state(ws.get("shop", "list"), "dev") == "deployed"
+    assert ws.deployed_state(ws.get("shop", "list"), "prod") == "not deployed"
+    back = ws.rollback("shop", "dev")
+    assert back.id == first.id
+    assert _action(ws, "list") == "res.send(1)"
+    ws.undeploy("shop", "dev")
+    assert ws.live("dev") == {}
+    history = _reopen(ws, store_url).deployments("shop")
+    assert [(d.id, d.stage, d.active) for d in history] == [
+        (first.id, Stage.DEV, False),
+        (second.id, Stage.DEV, False),
+    ]
+    assert ws.rollback("shop", "dev").id == second.id  # after an undeploy: the latest
+
+
+def test_deployment_ids_continue_after_reopening(ws: Workspace, store_url: str) -> None:
+    _shop(ws)
+    first = ws.deploy("shop", "prod")
+    other = _reopen(ws, store_url)
+    assert other.deploy("shop", "prod").id == first.id + 1
+    assert [d.active for d in ws.deployments()] == [False, True]
+
+
+# -- keys, settings, generation -----------------------------------------------------------
+
+
+def test_keys_per_stage_survive_reopening_and_rotate(ws: Workspace, store_url: str) -> None:
+    keys = ws.keys()
+    assert set(keys) == {"dev", "prod"} and keys["dev"] != keys["prod"]
+    assert all(len(k) == 40 and k.isalnum() for k in keys.values())
+    assert _reopen(ws, store_url).keys() == keys
+    generation = ws.store.generation()
+    new = ws.rotate_key("prod")
+    assert ws.keys() == {"dev": keys["dev"], "prod": new}
+    assert ws.store.generation() == generation + 1
+
+
+def test_settings_stored_reset_and_bump_the_generation(ws: Workspace) -> None:
+    generation = ws.store.generation()
+    ws.set_setting("request_log_size", "7")
+    assert ws.setting("request_log_size") == 7
+    ws.set_setting("request_log_size", None)
+    assert ws.setting("request_log_size") != 7
+    assert ws.store.generation() == generation + 2
+    with pytest.raises(ValidationError):
+        ws.set_setting("request_log_size", "many")
+    assert ws.store.generation() == generation + 2
+
+
+def test_every_change_to_what_is_live_bumps_the_generation(ws: Workspace) -> None:
+    _shop(ws)
+    seen = [ws.store.generation()]
+    for change in (
+        lambda: ws.deploy("shop", "dev"),
+        lambda: ws.deploy("shop", "dev"),
+        lambda: ws.rollback("shop", "dev"),
+        lambda: ws.undeploy("shop", "dev"),
+        lambda: ws.rotate_key("dev"),
+        lambda: ws.set_setting("rate_limit_dev", "5"),
+        lambda: ws.delete_application("shop"),
+    ):
+        change()
+        seen.append(ws.store.generation())
+    assert seen == sorted(set(seen)), seen
+
+
+# -- users, groups, password resets -------------------------------------------------------
+
+
+def test_users_groups_and_resets(ws: Workspace) -> None:
+    users = ws.users()
+    users.create_user({"email": "Ann@x.org", "name": "Ann", "password": "secret-123"})
+    users.create_user({"email": "bob@x.org", "name": "Bob_1"})
+    users.create_group({"name": "staff"})
+    users.add_users({"groupName": "staff", "emails": ["ann@x.org"]})
+    assert users.verify_password("ann@x.org", "secret-123")
+    assert [u["email"] for u in users.get_users("staff")["users"]] == ["Ann@x.org"]
+    assert [u["email"] for u in users.by_email("B")["users"]] == ["bob@x.org"]
+    assert [u["email"] for u in users.by_name("_")["users"]] == ["bob@x.org"]  # no wildcard
+    assert [(g["name"], g["userCount"]) for g in users.all_groups()] == [("staff", 1)]
+    tables = ws.store.users
+    with ws.store.transaction():
+        tables.insert_reset("h1", "ann@x.org", 1e9 + 0.25, "t0")
+    assert tables.reset_expiry("h1", "ann@x.org") == 1e9 + 0.25
+    with ws.store.transaction():
+        tables.update_user("ann@x.org", {"email_key": "anne@x.org", "email": "anne@x.org"})
+    assert tables.reset_expiry("h1", "anne@x.org") == 1e9 + 0.25  # carried by the new key
+    assert tables.groups_of(["anne@x.org"]) == {"anne@x.org": ["staff"]}
+    users.delete_user("anne@x.org")
+    assert tables.reset_expiry("h1", "anne@x.org") is None
+    assert [(g["name"], g["userCount"]) for g in users.all_groups()] == [("staff", 0)]
+
+
+# -- request log and action stats ---------------------------------------------------------
+
+
+def test_request_log_keeps_the_newest_in_order(ws: Workspace) -> None:
+    store = ws.store
+    store.append_requests([("t", "dev", "GET", f"/p{i}", 200, 1.0) for i in range(5)], keep=3)
+    assert [r["path"] for r in store.request_log()] == ["/p2", "/p3", "/p4"]
+    # runtime entries: perf_counter times and an offset, turned into wall time when read
+    entry = (10.0, 10.5, "prod", ("POST", "/q"), 201, None, None)
+    store.append_requests([entry], keep=3, at_offset=1_700_000_000.0)
+    last = store.request_log(limit=1)[0]
+    assert (last["method"], last["path"], last["status"], last["duration_ms"]) == (
+        "POST",
+        "/q",
+        201,
+        500.0,
+    )
+    assert last["at"].startswith("2023-11-14T22:13:30")
+
+
+def test_request_log_trim_drops_whole_old_batches(ws: Workspace) -> None:
+    store = ws.store
+    for n in range(50):
+        store.append_requests([(float(n), "dev", "GET", f"/p{n}", 200, 1.0)], 10)
+    batches = store._db.execute("SELECT COUNT(*) FROM request_log_batches").fetchone()[0]
+    assert batches == 10
+    assert [r["path"] for r in store.request_log()] == [f"/p{n}" for n in range(40, 50)]
+
+
+def test_request_log_trim_uses_the_upto_index(ws: Workspace, store_url: str) -> None:
+    # A flush costs the same whatever the log's size: the trim is an index range.
+    store = ws.store
+    if store_url:
+        with store.transaction():
+            store._db.write("SET LOCAL enable_seqscan = off")
+            plan = " ".join(r[0] for r in store._db.execute(f"EXPLAIN {TRIM_SQL}", (5,)))
+        assert "request_log_batches_by_upto" in plan, plan
+    else:
+        rows = store._db.execute(f"EXPLAIN QUERY PLAN {TRIM_SQL}", (5,)).fetchall()
+        assert "request_log_batches_by_upto" in " ".join(str(r[3]) for r in rows)
+
+
+def test_action_stats_add_up(ws: Workspace) -> None:
+    store = ws.store
+    store.append_requests([], 10, [("dev", "a", "x", 2, 1, 500, "t1", "Boom", "t1", 0)])
+    store.append_requests([], 10, [("dev", "a", "x", 3, 0, 200, "t2", None, None, 1)])
+    assert store.action_stats()[("dev", "a", "x")] == {
+        "requests": 5,
+        "errors": 1,
+        "timeouts": 1,
+        "lastStatus": 200,
+        "lastRequestAt": "t2",
+        "lastError": "Boom",
+        "lastErrorAt": "t1",
+    }
+
+
+# -- transactions ------------------------------------------------------------------------
+
+
+def test_transaction_rolls_back_wholly(ws: Workspace) -> None:
+    store = ws.store
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put_application(Application("a"))
+        with store.transaction():  # a nested one joins the outer
+            store.insert_definition(Definition("a", "x", "X", "GET", "x"))
+        store.bump_generation()
+        raise RuntimeError("crash in the middle")
+    assert store.list_applications() == []
+    assert store.list_definitions() == []
+    assert store.generation() == 0
+
+
+def test_write_outside_transaction_refused_and_errors_wrapped(ws: Workspace) -> None:
+    store = ws.store
+    with pytest.raises(StoreError, match="outside a transaction"):
+        store.put_application(Application("a"))
+    definition = Definition("a", "x", "X", "GET", "x")
+    with pytest.raises(StoreError, match="workspace store error"), store.transaction():
+        store.put_application(Application("a"))
+        store.insert_definition(definition)
+        store.insert_definition(definition)  # primary key violation
+    assert store.list_applications() == []
+    with store.transaction():  # the connection is usable again
+        store.put_application(Application("b"))
+    assert [a.id for a in store.list_applications()] == ["b"]
+
+
+def test_concurrent_read_then_write_transactions_are_serialised(
+    ws: Workspace, store_url: str
+) -> None:
+    # Each transaction reads the counter, waits, writes it + 1: without a write lock
+    # taken at BEGIN, two would read the same value and one increment would be lost.
+    stores = [ws.store, _reopen(ws, store_url).store]
+    errors: list[BaseException] = []
+
+    def bump(store: Store) -> None:
+        try:
+            for _ in range(10):
+                with store.transaction():
+                    value = store.generation()
+                    time.sleep(0.002)
+                    store._db.write(
+                        "UPDATE meta SET value = ? WHERE key = 'generation'", (str(value + 1),)
+                    )
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=bump, args=(s,)) for s in stores for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert ws.store.generation() == 40
+
+
+# -- choosing the store ------------------------------------------------------------------
+
+
+def test_reopening_migrates_nothing_twice_and_keeps_data(ws: Workspace, store_url: str) -> None:
+    _shop(ws)
+    ws.deploy("shop", "dev")
+    again = _reopen(ws, store_url)
+    assert again.keys() == ws.keys()
+    assert [d.id for d in again.definitions()] == [d.id for d in ws.definitions()]
+    if store_url:
+        from notebook_kit.store.pg_schema import PG_MIGRATIONS
+
+        version = ws.store._db.execute("SELECT version FROM schema_version").fetchall()
+        assert [tuple(r) for r in version] == [(len(PG_MIGRATIONS),)]
