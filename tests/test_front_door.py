@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import run_cli
 from front_door import RECIPE, Answer, FrontDoor, Load, render_recipe
+from polling import wait_until
 
 from notebook_kit.runtime.server import ServerProcess
 
@@ -35,26 +37,34 @@ class Cluster:
         return run_cli(*args, home=self.home, check=True).stdout
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    """Revision 0 of ``front`` deployed to dev, two nodes over one store (one home on this
-    machine), nginx in front of both."""
-    home = tmp_path / "home"
+@pytest.fixture(params=["sqlite", "postgresql"])
+def cluster(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Cluster]:
+    """Revision 0 of ``front`` deployed to dev, two nodes over one store, nginx in front of
+    both. ``sqlite``: the nodes share one home (this machine); ``postgresql``: each node has
+    its own home, and the CLI a third one, over one PostgreSQL database."""
+    if request.param == "postgresql":
+        # The nodes and the CLI are child processes: they inherit the store from here.
+        monkeypatch.setenv("NOTEBOOK_KIT_STORE", request.getfixturevalue("fresh_database"))
+        homes = [tmp_path / "cli", tmp_path / "node1", tmp_path / "node2"]
+    else:
+        monkeypatch.delenv("NOTEBOOK_KIT_STORE", raising=False)
+        homes = [tmp_path / "home"] * 3
     action = tmp_path / "rev.py"
     action.write_text('res.body = {"rev": const.REV}\n')
     create = ["create", APP, "rev", "--label", "Revision", "--method", "get"]
     create += ["--resource", "rev", "--action-file", str(action), "--const", "REV:Integer=0"]
-    run_cli(*create, home=home, check=True)
-    run_cli("deploy", APP, "--stage", "dev", home=home, check=True)
-    keys = dict(
-        line.split() for line in run_cli("keys", home=home, check=True).stdout.split("\n") if line
-    )
-    nodes = [ServerProcess(home), ServerProcess(home)]
+    run_cli(*create, home=homes[0], check=True)
+    run_cli("deploy", APP, "--stage", "dev", home=homes[0], check=True)
+    keys = run_cli("keys", home=homes[0], check=True).stdout
+    key = dict(line.split() for line in keys.splitlines() if line.strip())["dev"]
+    nodes = [ServerProcess(home) for home in homes[1:]]
     try:
         for node in nodes:
             node.start()
         with FrontDoor([node.port for node in nodes]) as door:
-            yield Cluster(home, nodes, door, keys["dev"])
+            yield Cluster(homes[0], nodes, door, key)
     finally:
         for node in nodes:
             node.stop()
@@ -155,3 +165,38 @@ def test_recipe_renders_one_upstream_line_per_node() -> None:
         f"server 127.0.0.1:{port} max_fails=1 fail_timeout=1s;" for port in (9001, 9002, 9003)
     ]
     assert "listen 127.0.0.1:9000;" in rendered
+
+
+def test_a_node_stopped_mid_call_finishes_it(cluster: Cluster, tmp_path: Path) -> None:
+    """SIGTERM drains: a POST (which nginx never resends once a node has it) in flight on
+    the node being stopped is answered by that node, and the other one keeps answering."""
+    slow = tmp_path / "slow.py"
+    slow.write_text('import time\ntime.sleep(1.5)\nres.body = {"done": True}\n')
+    create = ["create", APP, "slow", "--label", "Slow", "--method", "post", "--resource", "slow"]
+    cluster.cli(*create, "--action-file", str(slow))
+    cluster.cli("deploy", APP, "--stage", "dev")
+    headers = {"x-api-key": cluster.key}
+    with httpx.Client(headers=headers, timeout=10) as client:
+        for node in cluster.nodes:  # both serve it (a GET is 405 there, not 404) first
+            wait_until(lambda n=node: client.get(f"{n.url}/dev/{APP}/slow").status_code == 405)
+        answers: list[httpx.Response] = []
+        calls = [
+            threading.Thread(
+                target=lambda: answers.append(client.post(f"{cluster.door.url}/dev/{APP}/slow"))
+            )
+            for _ in cluster.nodes
+        ]
+        for call in calls:  # nginx takes turns: one call on each node
+            call.start()
+        time.sleep(0.5)
+        stopped = cluster.nodes[0]
+        stopped.stop()  # SIGTERM, waits for the exit
+        for call in calls:
+            call.join(15)
+    assert stopped.process is not None and stopped.process.returncode == 0
+    assert [a.status_code for a in answers] == [200, 200]
+    assert all(a.json() == {"done": True} for a in answers)
+    # each answered by the node it was sent to, the stopped one included: nothing resent
+    assert sorted(a.headers["x-upstream"] for a in answers) == sorted(
+        f"127.0.0.1:{node.port}" for node in cluster.nodes
+    )
