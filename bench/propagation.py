@@ -4,8 +4,8 @@ Starts ``--nodes`` ``notebook-kit serve`` processes over one store, for each sto
 
 - ``sqlite``: the nodes share one workspace home (one SQLite file, this machine); each
   node polls the store every ``reload_interval`` (0.25 s by default).
-- ``postgresql``: each node has its own home and ``--store URL`` names one PostgreSQL
-  database (LISTEN/NOTIFY, polling as the fallback). ``--postgres URL`` uses a server you
+- ``postgresql``: each node has its own home and ``NOTEBOOK_KIT_STORE`` names one
+  PostgreSQL database (LISTEN/NOTIFY, polling as the fallback). ``--postgres URL`` uses a server you
   run; without it a throwaway server is started from Debian's binaries in a temp dir.
 
 Then, from this process (a third one, as the CLI or a notebook would be), it saves and
@@ -98,9 +98,7 @@ class Cluster:
     deploy_seconds: list[float] = field(default_factory=list)
 
     def workspace(self, home: Path) -> Workspace:
-        if self.store is None:
-            return Workspace(home)
-        return Workspace(home, store=self.store)  # type: ignore[call-arg]
+        return Workspace(home, store=self.store or "")  # "": the SQLite file, whatever the env
 
     def home(self, node: int) -> Path:
         """The home of ``node`` (-1: the deployer's): shared on SQLite, one each on PG."""
@@ -122,12 +120,16 @@ class Cluster:
         for node in range(self.nodes):
             port = free_port()
             command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home(node))]
-            if self.store is not None:
-                command += ["--store", self.store]
             command += ["serve", "--port", str(port)]
             self.ports.append(port)
+            # the store in the environment, so its password shows on no command line
+            env = {k: v for k, v in os.environ.items() if k != "NOTEBOOK_KIT_STORE"}
+            if self.store is not None:
+                env["NOTEBOOK_KIT_STORE"] = self.store
             self.processes.append(
-                subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.Popen(
+                    command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
             )
         self.clients = [httpx.Client(base_url=f"http://127.0.0.1:{p}") for p in self.ports]
         deadline = time.monotonic() + 60
