@@ -141,6 +141,17 @@ def test_redeploys_and_a_node_restart_under_load_lose_no_request(cluster: Cluste
         deployed = max(r for r, started, _ in deploys if started < answer.received)
         assert revision <= deployed, f"revision {revision} answered before its deploy"
     assert DRAFT not in {_revision(a) for a in answers}
+    # No node goes backwards: a call sent after a node answered revision r gets r or newer
+    # from that node (across nodes, the window of docs/front-door.md applies).
+    for node in {_node(a) for a in answers}:
+        mine = [a for a in answers if _node(a) == node]
+        by_received = sorted(mine, key=lambda a: a.received)
+        newest, done = 0, 0
+        for answer in sorted(mine, key=lambda a: a.sent):
+            while done < len(by_received) and by_received[done].received < answer.sent:
+                newest = max(newest, _revision(by_received[done]))
+                done += 1
+            assert _revision(answer) >= newest, f"{node} went back to {_revision(answer)}"
     # A second after the last deploy returned, both nodes answer only the newest.
     last = deploys[-1][2]
     late = [a for a in answers if a.sent >= last + SETTLE]
