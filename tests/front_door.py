@@ -95,14 +95,15 @@ class FrontDoor:
     def start(self, timeout: float = 10.0) -> FrontDoor:
         conf = str(self.dir / "nginx.conf")
         command = [self.binary, "-p", str(self.dir), "-c", conf, "-e", str(self.dir / "error.log")]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        with (self.dir / "stderr.log").open("wb") as stderr:  # a file: a full pipe would block
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                error = self.process.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
-                raise AssertionError(f"nginx exited: {error.strip()}")
+                error = (self.dir / "stderr.log").read_text(errors="replace").strip()
+                raise AssertionError(f"nginx exited: {error or self.error_log()}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 return self
@@ -124,8 +125,6 @@ class FrontDoor:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        if self.process is not None and self.process.stderr is not None:
-            self.process.stderr.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> FrontDoor:
