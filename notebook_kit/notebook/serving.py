@@ -30,7 +30,8 @@ def serve_process(
 ) -> ServerProcess:
     """Start ``notebook-kit serve`` for ``workspace`` as a child process that dies with this
     one. Calling it again first stops the child it started for this port."""
-    return replace_server(ServerProcess(workspace.home, host, port, workers), port)
+    server = ServerProcess(workspace.home, host, port, workers, store=workspace.store.url or "")
+    return replace_server(server, port)
 
 
 def background_servers(workspace: Workspace) -> list[BackgroundServer]:

@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import errno
 import http.client
+import os
 import signal
 import socket
 import subprocess
@@ -243,12 +244,20 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 class ServerProcess(ServerHandle):
-    """``notebook-kit serve`` over the workspace at ``home``, as a child process."""
+    """``notebook-kit serve`` over the workspace at ``home``, as a child process; ``store``
+    is its store URL (None: the child's own default), handed over in its environment so
+    the password shows on no command line."""
 
     def __init__(
-        self, home: str | Path, host: str = "127.0.0.1", port: int = 0, workers: int = 1
+        self,
+        home: str | Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        workers: int = 1,
+        store: str | None = None,
     ) -> None:
         self.home = Path(home)
+        self.store = store
         self.host = host
         if not port:
             with _bind(host, 0) as sock:
@@ -269,9 +278,11 @@ class ServerProcess(ServerHandle):
         _bind(self.host, self.port).close()  # the readiness check must not find another server
         command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "serve"]
         command += ["--host", self.host, "--port", str(self.port), "--workers", str(self.workers)]
+        env = None if self.store is None else {**os.environ, "NOTEBOOK_KIT_STORE": self.store}
         with self.log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block
             self.process = subprocess.Popen(
                 command,
+                env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
                 stdin=subprocess.DEVNULL,

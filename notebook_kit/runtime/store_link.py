@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import threading
 from typing import Any
 
@@ -31,6 +32,7 @@ log = logging.getLogger("notebook_kit.runtime")
 BACKLOG_LIMIT = 100_000
 _WAIT_SECONDS = 1.0  # the listener thread checks for a stop this often
 _MAX_BACKOFF = 5.0
+_SERVER_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 class StoreLink:
@@ -58,6 +60,9 @@ class StoreLink:
     # -- change notifications ----------------------------------------------------------
 
     def _listen(self) -> None:
+        # Signals go to the loop's thread: one that arrives while this thread waits in
+        # psycopg's C code would otherwise go unhandled (a SIGTERM the server never sees).
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SERVER_SIGNALS)
         listener = self._listener
         assert listener is not None
         backoff = 0.1
