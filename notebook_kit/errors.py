@@ -12,7 +12,7 @@ status codes live here.
     ├── NotFoundError          no such application, definition, deployment or stage snapshot
     ├── ConflictError          the change collides with what exists
     │   └── QuotaExceededError a deploy would push a stage past its resource quota
-    ├── StoreError             the workspace store failed (wraps sqlite3 errors)
+    ├── StoreError             the workspace store failed (wraps sqlite3 and psycopg errors)
     ├── ServerError            a server could not start or stop (a busy port, a bad host ...)
     └── BuiltinError           a built-in function (fn.*) used from an action failed
 """

@@ -120,6 +120,18 @@ class PostgresServer:
             conn.execute(f"CREATE SCHEMA {name}")
         return f"{self.url}?options=-csearch_path%3D{name}"
 
+    def add_password_role(self, role: str, password: str) -> None:
+        """A login role that must give ``password`` (every other login is trusted)."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        hba = Path(self.pgdata) / "pg_hba.conf"
+        rule = f"host all {role} 127.0.0.1/32 scram-sha-256\n"
+        self._run(["sh", "-c", f"printf '%s' '{rule}' | cat - {hba} > {hba}.new"])
+        self._run(["mv", f"{hba}.new", str(hba)])
+        self._run([f"{self.bin_dir}/pg_ctl", "-D", self.pgdata, "reload"])
+
     def remove(self) -> None:
         self.stop("immediate")
         shutil.rmtree(self.data, ignore_errors=True)

@@ -3,6 +3,7 @@ processes, deploys from other processes, and a PostgreSQL restart under a runnin
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,9 @@ from conftest import run_cli
 from pg import PostgresServer
 from polling import wait_until
 
+from notebook_kit.errors import StoreError
 from notebook_kit.runtime.server import ServerProcess
+from notebook_kit.runtime.store_link import StoreLink
 from notebook_kit.workspace.workspace import Workspace
 
 
@@ -116,3 +119,25 @@ def test_a_node_keeps_serving_through_a_postgres_restart_and_catches_up(
         wait_until(lambda: len(ws.request_log()) >= len(answers) + 2, within=2.0)
     finally:
         node.stop()
+
+
+def test_the_backlog_keeps_the_newest_and_the_outage_is_logged_once_each_way(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        link = StoreLink(Workspace(tmp_path / "h").store, loop, limit=3)
+        with caplog.at_level("WARNING", logger="notebook_kit.runtime"):
+            for batch in ([1, 2], [3, 4], [5]):
+                link.keep(link.take(batch))
+                link.failed(StoreError("gone"))
+            assert link.take([6]) == [3, 4, 5, 6]  # the oldest two were dropped
+            link.answered()
+            link.answered()
+        link.close()
+    finally:
+        loop.close()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert "lost the store" in messages[0] and "gone" in messages[0]
+    assert "is back" in messages[1] and "2 request-log entries were dropped" in messages[1]

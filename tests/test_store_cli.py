@@ -11,6 +11,7 @@ import httpx
 import psycopg
 import pytest
 from conftest import free_port, run_cli
+from pg import PostgresServer
 
 from notebook_kit.errors import StoreError, ValidationError
 from notebook_kit.runtime.server import ServerProcess
@@ -57,10 +58,22 @@ def test_an_unsupported_url_names_the_accepted_forms(tmp_path: Path) -> None:
         Workspace(tmp_path / "h", store="sqlite:///somewhere.db")
 
 
-def test_a_missing_database_is_refused_in_one_line(tmp_path: Path, postgres_server) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_database_is_refused_in_one_line(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
     url = postgres_server.url.rsplit("/", 1)[0] + "/no_such_database"
     stderr = _one_line_failure(run_cli("--store", url, "keys", home=tmp_path / "h"))
     assert "no_such_database" in stderr and "does not exist" in stderr
+
+
+def test_a_wrong_password_is_refused_in_one_line_without_it(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    postgres_server.add_password_role("ann", "right-pw")
+    url = postgres_server.url.replace("postgres@", "ann:wrong-pw@", 1)
+    stderr = _one_line_failure(run_cli("--store", url, "keys", home=tmp_path / "h"))
+    assert "password authentication failed" in stderr
+    assert "wrong-pw" not in stderr and "ann:***@" in stderr
 
 
 def test_environment_variable_and_option_choose_the_same_store(
@@ -76,7 +89,9 @@ def test_environment_variable_and_option_choose_the_same_store(
     assert run_cli("keys", home=tmp_path / "c", env={"NOTEBOOK_KIT_STORE": ""}).stdout != expected
 
 
-def test_serve_start_line_masks_the_password(tmp_path: Path, postgres_server) -> None:  # type: ignore[no-untyped-def]
+def test_serve_start_line_masks_the_password(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
     # The test server trusts every login, so any password gets in.
     url = postgres_server.create_database().replace("postgres@", "postgres:hunter2-pw@")
     port = free_port()

@@ -326,3 +326,24 @@ def test_reopening_migrates_nothing_twice_and_keeps_data(ws: Workspace, store_ur
 
         version = ws.store._db.execute("SELECT version FROM schema_version").fetchall()
         assert [tuple(r) for r in version] == [(len(PG_MIGRATIONS),)]
+
+
+def test_nodes_opening_an_empty_postgres_store_at_once_migrate_it_once(
+    tmp_path: Path, fresh_database: str
+) -> None:
+    opened: list[Workspace] = []
+    errors: list[BaseException] = []
+
+    def open_one(n: int) -> None:
+        try:
+            opened.append(Workspace(tmp_path / f"node{n}", store=fresh_database))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert len({tuple(ws.keys().items()) for ws in opened}) == 1
