@@ -4,8 +4,9 @@
 >>> ws = Workspace()            # $NOTEBOOK_KIT_HOME or ~/.notebook_kit
 >>> ws.install_sample()         # restapi_sample, deployed to dev and prod
 
-The faces load on first use: ``studio`` (ipywidgets), ``serve``, ``serve_process`` and
-``BackgroundServer`` (Sanic), so ``import notebook_kit`` and the CLI start quickly.
+The faces load on first use: ``studio`` (ipywidgets), ``request_charts`` (pandas),
+``serve``, ``serve_process`` and ``BackgroundServer`` (Sanic), so ``import notebook_kit``
+and the CLI start quickly.
 """
 
 import typing
@@ -30,6 +31,7 @@ __version__ = "0.1.0"
 # name -> (module, attribute), imported on first use
 _LAZY = {
     "BackgroundServer": ("notebook_kit.runtime.server", "BackgroundServer"),
+    "request_charts": ("notebook_kit.notebook.ui.charts", "request_charts"),
     "serve": ("notebook_kit.notebook.serving", "serve"),
     "serve_process": ("notebook_kit.notebook.serving", "serve_process"),
 }
@@ -84,6 +86,7 @@ __all__ = [
     "Workspace",
     "__version__",
     "load_ipython_extension",
+    "request_charts",
     "serve",
     "serve_process",
     "studio",

@@ -1,16 +1,17 @@
 """End to end in a real headless Chromium (Debian's, driven by Playwright).
 
-1. A real JupyterLab on loopback runs a notebook that opens the studio on a fresh
-   workspace; the test creates a definition through the widgets, tests it in the Test
-   panel, deploys it to dev, and calls the dev URL over HTTP.
+1. A real JupyterLab on loopback runs a notebook that opens the studio on the sample
+   workspace; the test checks the two panes and tabs at 1280x800 and 1024x768 with no
+   truncated label, opens a row, marks a compile error's line, asks before unsaved edits
+   are lost, saves with Ctrl+S, sees a change made by another process and the real port.
+   (The whole edit-test-deploy loop is ``test_studio_loop.py``.)
 2. A plain page served from another origin calls the sample calculator with ``fetch`` and
    the ``x-api-key`` header: the CORS preflight passes in a real browser, a call without
    the key shows a readable 403, and a JSON content type (not allowed by the preflight)
    is blocked by the browser.
 
-Screenshots go to ``test-artifacts/screenshots/`` (CI keeps it); the studio's also to
-``docs/studio.png``, the README's picture (only with ``NOTEBOOK_KIT_UPDATE_DOCS=1``, so a
-test run leaves the tree clean).
+Screenshots go to ``test-artifacts/screenshots/`` (CI keeps it). The README's picture,
+``docs/studio.png``, is taken by ``test_studio_loop.py`` (with ``NOTEBOOK_KIT_UPDATE_DOCS=1``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ import functools
 import json
 import os
 import re
-import shutil
 import threading
-import time
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -31,7 +30,6 @@ import httpx
 import pytest
 from lab import (
     CHROMIUM,
-    REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
     TOKEN,
@@ -72,11 +70,18 @@ import os
 import notebook_kit
 from notebook_kit import Workspace
 
-ws = Workspace(os.environ["NOTEBOOK_KIT_HOME"])  # fresh: made by the test
+ws = Workspace(os.environ["NOTEBOOK_KIT_HOME"])  # made by the test, with the sample
 server = ws.serve(port=int(os.environ["NK_STUDIO_PORT"]))
 print("SERVING", server.running)""",
     "notebook_kit.studio(ws)",
 ]
+
+# Elements whose text is cut (scrollWidth beyond their box): buttons, labels, tab titles.
+TRUNCATED = """() => [...document.querySelectorAll(
+  '.nk-studio button, .nk-studio .widget-label, .nk-studio .lm-TabBar-tabLabel, ' +
+  '.nk-studio .widget-html-content')]
+  .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent.trim())"""
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +89,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A real JupyterLab on loopback, isolated in a temp root, with the studio notebook."""
     root = tmp_path_factory.mktemp("lab")
     home = root / "workspace"
+    Workspace(home).install_sample()
     api_port = free_port()
     env = {"NOTEBOOK_KIT_HOME": str(home), "NK_STUDIO_PORT": str(api_port)}
     with running_lab(root, STUDIO_CELLS, "studio.ipynb", env) as base:
@@ -95,8 +101,8 @@ def _run_all(page: Any) -> None:
     page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
 
 
-def test_studio_creates_tests_and_deploys_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
-    page.goto(f"{lab['base']}/lab/tree/studio.ipynb?token={TOKEN}&reset")
+def _open_studio(page: Any, base: str) -> Any:
+    page.goto(f"{base}/lab/tree/studio.ipynb?token={TOKEN}&reset")
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
     # the status bar says "| Idle" only once a kernel is connected (the toolbar lies)
     status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
@@ -108,54 +114,87 @@ def test_studio_creates_tests_and_deploys_in_jupyterlab(page: Any, lab: dict[str
     except AssertionError:
         page.screenshot(path=str(SCREENSHOTS / "studio-failed-to-open.png"))
         raise
+    return studio
+
+
+def _type_code(page: Any, editor: Any, text: str) -> None:
+    """Replace an editor's text as a person would: select all, then type (paste-like)."""
+    editor.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)
+
+
+def test_studio_shell_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    studio = _open_studio(page, lab["base"])
     expect(page.locator(".jp-OutputArea-output").filter(has_text="SERVING True")).to_be_visible()
+    tabs = studio.locator(".nk-tabs .lm-TabBar-tabLabel")
+    expect(tabs).to_have_text(["Edit", "Test", "Deploy", "Logs", "Resources", "Server"])
 
-    # a new definition, through the widgets
-    picker = page.locator(".nk-app-picker input")
-    picker.fill("demo")
-    picker.press("Enter")
-    page.locator(".nk-field-id input").fill("hello")
-    page.locator(".nk-field-label input").fill("Hello greeting")
-    page.locator(".nk-field-resource input").fill("hello/{name}")
-    page.locator(".nk-field-content-type input").fill("application/json")
-    page.locator(".nk-action textarea").fill(
-        'name = req.pathParameters["name"]\nres.body = {"hello": name, "length": len(name)}'
+    # side by side: the list on the left of the form, both in view at 1280x800
+    row = studio.locator('.nk-definition-row[data-api-id="employee"]')
+    row.click()
+    expect(row).to_have_class(re.compile("nk-selected"))
+    expect(studio.locator(".nk-field-id input")).to_have_value("employee")
+    list_box = studio.locator(".nk-sidebar").bounding_box()
+    form_box = studio.locator(".nk-form").bounding_box()
+    assert list_box["x"] + list_box["width"] <= form_box["x"]
+    assert page.evaluate(TRUNCATED) == []
+
+    # a compile error marks its line; the marker says the form is unsaved
+    action = studio.locator(".nk-action")
+    _type_code(page, action, "x = 1\nres.body = (\n")
+    expect(action.locator(".cm-nk-error-line")).to_have_count(1)
+    expect(action.locator(".cm-nk-error-line")).to_contain_text("res.body = (")
+    expect(studio.locator(".nk-unsaved")).to_contain_text("unsaved changes")
+    page.keyboard.press("Control+s")  # refused: the reason beside Save and the field
+    expect(studio.locator(".nk-save-status")).to_contain_text("action line 2")
+    expect(studio.locator(".nk-error-action")).to_contain_text("action line 2")
+
+    # picking another row with unsaved edits asks; Cancel keeps them
+    studio.locator('.nk-definition-row[data-api-id="calculator"]').click()
+    ask = studio.locator(".nk-discard-ask")
+    expect(ask).to_contain_text("Discard unsaved changes to employee")
+    assert page.evaluate(TRUNCATED) == []
+    ask.locator("button.nk-discard-ask-cancel").click()
+    expect(ask).to_be_hidden()
+    expect(studio.locator(".nk-field-id input")).to_have_value("employee")
+
+    # fixed, then Ctrl+S saves it: the marker goes, the list keeps the row selected
+    _type_code(page, action, 'res.body = {"id": req.pathParameters["id"]}')
+    expect(action.locator(".cm-nk-error-line")).to_have_count(0)
+    page.keyboard.press("Control+s")
+    expect(studio.locator(".nk-save-status")).to_contain_text("Saved restapi_sample / employee")
+    expect(studio.locator(".nk-unsaved")).to_have_text("")
+    assert Workspace(lab["home"]).get("restapi_sample", "employee").action == (
+        'res.body = {"id": req.pathParameters["id"]}'
     )
-    page.locator("button.nk-save").click()
-    expect(page.locator(".nk-status")).to_contain_text("Saved demo / hello")
-    expect(page.locator(".nk-definitions")).to_contain_text("Hello greeting")
-    saved = Workspace(lab["home"]).get("demo", "hello")
-    assert (saved.method, saved.resource, saved.requires_auth) == ("GET", "hello/{name}", True)
+    expect(row).to_have_class(re.compile("nk-selected"))
+    expect(row.locator(".nk-state-dev")).to_have_text("dev: changed")
 
-    # the Test panel runs the saved definition in the kernel
-    page.locator(".nk-test-param-name input").fill("world")
-    page.locator("button.nk-test-run").click()
-    output = page.locator(".nk-test-output")
-    expect(output).to_contain_text("Status 200")
-    expect(output).to_contain_text('"hello": "world"')
-    expect(output).to_contain_text('"length": 5')
+    # another process changes the store: the studio shows it within two seconds
+    Workspace(lab["home"]).create(
+        "restapi_sample", "ping", label="Ping from elsewhere", method="GET", resource="ping"
+    )
+    expect(studio.locator('.nk-definition-row[data-api-id="ping"]')).to_be_visible(timeout=3_000)
 
-    # deploy to dev: the endpoint URL appears, and the dev URL answers over HTTP
-    page.locator("button.nk-deploy-dev").click()
-    expect(page.locator(".nk-status")).to_contain_text("Deployed demo to dev")
-    link = page.locator("a.nk-url-dev")
-    expect(link).to_have_attribute("href", f"{lab['api']}/dev/demo/hello/world")
-    key = Workspace(lab["home"]).keys()["dev"]
-    deadline = time.monotonic() + 5
-    while True:  # live within a second on every server of the workspace
-        response = httpx.get(link.get_attribute("href"), headers={"x-api-key": key}, timeout=5)
-        if response.status_code == 200 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert response.status_code == 200
-    assert response.json() == {"hello": "world", "length": 5}
-    assert httpx.get(f"{lab['api']}/dev/demo/hello/world", timeout=5).status_code == 403
+    # the Server tab shows the port really served on
+    tabs.filter(has_text="Server").click()
+    port = lab["api"].rsplit(":", 1)[1]
+    expect(studio.locator(".nk-server-state")).to_contain_text(f"port {port}")
+    expect(studio.locator(".nk-server-port input")).to_have_value(port)
 
     expect(page.locator(STDERR_OUTPUT)).to_have_count(0)
-    page.locator(".nk-studio").screenshot(path=str(SCREENSHOTS / "studio.png"))
-    page.screenshot(path=str(SCREENSHOTS / "jupyterlab.png"))
-    if os.environ.get("NOTEBOOK_KIT_UPDATE_DOCS"):  # refresh the README's picture on purpose
-        shutil.copyfile(SCREENSHOTS / "studio.png", REPO / "docs" / "studio.png")
+    # no label cut in any tab, at 1280x800 and at 1024x768
+    for width, height in ((1280, 800), (1024, 768)):
+        page.set_viewport_size({"width": width, "height": height})
+        for title in ("Test", "Deploy", "Logs", "Resources", "Server", "Edit"):
+            tabs.filter(has_text=title).click()
+            page.wait_for_timeout(300)  # the tab's layout settles
+            assert (title, width, page.evaluate(TRUNCATED)) == (title, width, [])
+        studio.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.screenshot(path=str(SCREENSHOTS / f"jupyterlab-{width}.png"))
+    studio.screenshot(path=str(SCREENSHOTS / "studio.png"))
 
 
 # -- 2. CORS from another origin ---------------------------------------------------------

@@ -170,6 +170,7 @@ def test_redeploy_under_load_never_fails_a_request(
     """While a client hammers the calculator, the app is redeployed again and again: every
     answer is right, and the served version only moves forward (tables swap whole)."""
     sample_workspace.set_setting("reload_interval", "0.05")  # many swaps in the window
+    sample_workspace.set_setting("deployments_kept", "1000")  # every redeploy stays countable
     url = f"{server_process.url}/dev/restapi_sample/calculator"
     cases = [
         (b'{"arg1": 0.1, "arg2": 0.2, "operation": "plus"}', 200, b"0.3"),

@@ -100,7 +100,8 @@ def test_request_log_frame_lists_served_requests(sample_workspace: Workspace) ->
     finally:
         server.stop()  # flushes what is still buffered
     frame = sample_workspace.request_log_frame()
-    assert list(frame.columns) == ["at", "stage", "method", "path", "status", "duration_ms"]
+    assert list(frame.columns) == ["at", "stage", "app", "method", "path", "status", "duration_ms"]
+    assert frame["app"].tolist() == ["restapi_sample", "restapi_sample"]
     assert frame[["stage", "path", "status"]].values.tolist() == [
         ["dev", "/dev/restapi_sample/employee/E001", 200],
         ["prod", "/prod/restapi_sample/employee/E001", 403],

@@ -53,6 +53,8 @@ def test_secrets_are_masked_in_get_set_and_list(
         ("smtp_port", "abc"),
         ("smtp_starttls", "maybe"),
         ("http_timeout", "0"),
+        ("deployments_kept", "0"),
+        ("deployments_kept", "ten"),
         ("no_such_setting", "1"),
     ],
 )
@@ -87,6 +89,7 @@ def test_environment_overrides_stored_value(home: Path) -> None:
         ("smtp_port", "", None),
         ("smtp_host", "  ", None),
         ("http_timeout", "0.5", 0.5),
+        ("deployments_kept", "7", 7),
     ],
 )
 def test_setting_values_are_parsed(

@@ -225,6 +225,47 @@ def test_stuck_worker_is_replaced(start: Callable[..., ServerProcess], dev_key: 
     assert server.running
 
 
+def test_replaced_worker_switches_deployments_with_the_node(
+    start: Callable[..., ServerProcess], stall_home: Path
+) -> None:
+    """After a stuck worker is replaced, the node's workers still switch together: the
+    replacement joins, the gone worker's slot holds nothing back (issue 10)."""
+    server = start(workers=2)
+    assert httpx.get(f"{server.url}/dev/{APP}/cblock", timeout=10).status_code == 504
+    wait_until(lambda: "asks to be replaced" in server.log_path.read_text(), within=5)
+    found = re.search(r"\(pid (\d+)\) asks to be replaced", server.log_path.read_text())
+    assert found, server.log_path.read_text()
+    stuck = Path(f"/proc/{found.group(1)}")
+    wait_until(lambda: not stuck.exists() or "zombie" in (stuck / "status").read_text(), 15)
+    workspace = Workspace(stall_home)
+    workspace.create_application("replaced")
+    workspace.create(
+        "replaced",
+        "v",
+        label="v",
+        method="GET",
+        resource="v",
+        action="import os\nres.body = {'pid': os.getpid()}",
+        requires_auth=False,
+    )
+    workspace.deploy("replaced", "dev")
+    url = f"{server.url}/dev/replaced/v"
+
+    def both_serve_it() -> bool:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: httpx.get(url, timeout=5), range(8)))
+        return (
+            all(a.status_code == 200 for a in answers)
+            and len({a.json()["pid"] for a in answers}) == 2
+        )
+
+    try:
+        wait_until(both_serve_it, within=3)
+    finally:
+        workspace.undeploy("replaced", "dev")
+        workspace.delete_application("replaced")
+
+
 def test_stuck_single_process_exits_for_a_supervisor(start: Callable[..., ServerProcess]) -> None:
     server = start()
     assert server.process is not None

@@ -6,9 +6,11 @@ the session's server (``tests/pg.py``), through the same ``Workspace``/``Store``
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -347,3 +349,118 @@ def test_nodes_opening_an_empty_postgres_store_at_once_migrate_it_once(
         thread.join(60)
     assert errors == []
     assert len({tuple(ws.keys().items()) for ws in opened}) == 1
+
+
+def test_change_stamp_moves_with_every_change_another_process_makes(
+    ws: Workspace, store_url: str
+) -> None:
+    """The studio polls ``change_stamp()``: each kind of change, made through another
+    workspace on the same store, must move it; a read must not."""
+    other = _reopen(ws, store_url)
+    seen = [ws.change_stamp()]
+
+    def moved() -> bool:
+        stamp = ws.change_stamp()
+        changed = stamp != seen[-1]
+        seen.append(stamp)
+        return changed
+
+    ws.definitions()
+    assert not moved()
+    other.create_application("shop", "Shop")
+    assert moved()
+    _shop(other)
+    assert moved()
+    other.edit("shop", "list", action="res.send(3)")
+    assert moved()
+    other.deploy("shop", "dev")
+    assert moved()
+    other.rotate_key("prod")
+    assert moved()
+    other.set_setting("reload_interval", "2")
+    assert moved()
+    other.delete("shop", "one")
+    assert moved()
+    other.rename_application("shop", "The shop")
+    assert moved()
+    assert len(set(seen)) == len(seen) - 1  # every change gave a stamp never seen before
+
+
+# -- deployment history: content-addressed, kept within bounds, never backwards -------------
+
+
+def _count(ws: Workspace, table: str) -> int:
+    return int(ws.store._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def test_redeploy_with_one_change_stores_one_more_version(ws: Workspace) -> None:
+    _shop(ws)
+    ws.deploy("shop", "dev")
+    assert _count(ws, "definition_versions") == 3
+    ws.edit("shop", "list", action="res.send(10)")
+    ws.deploy("shop", "dev")
+    ws.deploy("shop", "prod")  # the same versions again: nothing new stored
+    assert _count(ws, "definition_versions") == 4
+    assert _action(ws, "list") == "res.send(10)"
+    first = min(d.id for d in ws.deployments("shop"))
+    ws.rollback("shop", "dev", to=first)
+    assert _action(ws, "list") == "res.send(1)"
+
+
+def test_retention_prunes_old_deployments_and_their_versions(ws: Workspace) -> None:
+    _shop(ws)
+    ws.set_setting("deployments_kept", "2")
+    first = ws.deploy("shop", "dev").id
+    for n in range(4):
+        ws.edit("shop", "list", action=f"res.send({100 + n})")
+        ws.deploy("shop", "dev")
+    kept = [d.id for d in ws.deployments("shop")]
+    assert len(kept) == 2 and first not in kept
+    assert _count(ws, "definition_versions") == 2 + 2  # two actions of list, two others
+    with pytest.raises(NotFoundError, match="deployments_kept"):
+        ws.rollback("shop", "dev", to=first)
+    assert _action(ws, "list") == "res.send(103)"  # the refused rollback changed nothing
+
+
+def _create_and_deploy(home: str, store: str, worker: int, rounds: int, errors: Any) -> None:
+    """One of three processes: create a definition, deploy the shared app; repeat."""
+    try:
+        ws = Workspace(home, store=store)
+        for n in range(rounds):
+            ws.create("shop", f"w{worker}n{n}", label="x", method="GET",
+                      resource=f"w{worker}/n{n}", action="res.body = 1")  # fmt: skip
+            ws.deploy("shop", "dev")
+    except BaseException as exc:
+        errors.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_concurrent_deploys_never_publish_fewer_definitions(ws: Workspace, store_url: str) -> None:
+    """Three processes each saving and deploying one application: no error, no lost
+    write, and no deployment holds fewer definitions than one committed before it."""
+    _shop(ws)
+    context = multiprocessing.get_context("spawn")
+    errors = context.Queue()
+    rounds = 8
+    workers = [
+        context.Process(
+            target=_create_and_deploy, args=(str(ws.home), store_url, w, rounds, errors)
+        )
+        for w in range(3)
+    ]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(120)
+    failures = []
+    while not errors.empty():
+        failures.append(errors.get())
+    assert failures == []
+    saved = ws.definitions("shop")
+    assert len(saved) == 3 + 3 * rounds
+    sizes = []
+    for deployment in ws.deployments("shop"):
+        found = ws.store.get_deployment(deployment.id)
+        assert found is not None
+        sizes.append(len(found[1]["definitions"]))
+    assert len(sizes) == 3 * rounds
+    assert sizes == sorted(sizes) and sizes[-1] == len(saved), sizes

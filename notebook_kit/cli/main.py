@@ -106,7 +106,7 @@ def _say(line: str) -> None:
 def _app_for_home(home: str, store: str = "") -> Any:
     """The Sanic app of the workspace at ``home`` on the store ``store`` ("" for the
     SQLite file in ``home``): built in each worker process."""
-    from ..runtime.app import create_app
+    from ..runtime.application import create_app
     from ..workspace.workspace import Workspace
 
     return create_app(Workspace(home, store=store))

@@ -104,7 +104,13 @@ def check_sources(action: str, functions: str) -> None:
     _parse(functions, "functions", "functions", ast.PyCF_ONLY_AST)
     tree = _parse(action, "action", "action", _FLAGS)
     module, _ = _wrap_as_function(tree, "action")
-    compile(module, "action", "exec")
+    try:  # what only the compiler sees: a nonlocal without binding, a late global ...
+        compile(module, "action", "exec")
+    except SyntaxError as exc:
+        where = f" line {exc.lineno}" if exc.lineno else ""
+        raise ActionSyntaxError(
+            f"action{where}: {exc.msg}", field="action", line=exc.lineno
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)

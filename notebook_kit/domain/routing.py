@@ -14,6 +14,7 @@ from ..errors import ConflictError
 from .models import Definition, param_name
 
 __all__ = [
+    "AppRoutes",
     "Match",
     "RouteTable",
     "check_routes",
@@ -76,6 +77,20 @@ def check_routes(app: str, definitions: Iterable[Definition]) -> None:
         _insert(root, app, definition, None)
 
 
+class AppRoutes(Generic[E]):
+    """One application's subtree, built once per deployment. Stage tables are assembled
+    from these (``RouteTable.of_apps``), so a reload that changes one application builds
+    one subtree and shares every other application's as it is."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, app: str, entries: Iterable[tuple[Definition, E]]) -> None:
+        root: _Node[E] = _Node()
+        for definition, endpoint in entries:
+            _insert(root, app, definition, endpoint)
+        self._node = root.literals.get(app) or _Node()
+
+
 class RouteTable(Generic[E]):
     """An immutable routing tree for one stage: application IDs, then resource segments."""
 
@@ -86,6 +101,14 @@ class RouteTable(Generic[E]):
         for app, definition, endpoint in entries:
             _insert(root, app, definition, endpoint)
         self._root = root
+
+    @classmethod
+    def of_apps(cls, apps: Mapping[str, AppRoutes[E]]) -> RouteTable[E]:
+        """A stage table whose application nodes are ``apps``' subtrees (shared, not
+        copied: a table is never changed once built, so sharing is safe)."""
+        table: RouteTable[E] = cls()
+        table._root.literals = {app: routes._node for app, routes in apps.items()}
+        return table
 
     def match(self, method: str, segments: Sequence[str]) -> Match[E] | None:
         """Resolve ``segments`` (app ID first, already percent-decoded).

@@ -132,6 +132,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     Setting(
+        "deployments_kept",
+        50,
+        "Deployments kept per application and stage (the live one always); older are pruned.",
+        _positive_int,
+    ),
+    Setting(
         "action_timeout",
         29.0,
         "Seconds an action may run before its caller gets a 504 (a definition may set its own).",

@@ -1,4 +1,4 @@
-"""pandas views of definitions, deployments and resource counts.
+"""pandas views of definitions, deployments, resource counts and the request log.
 
 pandas is imported here only, and this module only when a view is asked for, so the core
 and the server start without it.
@@ -12,12 +12,14 @@ from typing import Any
 import pandas as pd
 
 from ..domain.models import Deployment
+from ..workspace.traffic import STATUS_CLASSES, status_class
 
 __all__ = [
     "definitions_frame",
     "deployments_frame",
     "groups_frame",
     "request_log_frame",
+    "request_minutes",
     "resources_frame",
     "users_frame",
 ]
@@ -62,12 +64,47 @@ def resources_frame(resources: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["stage", "app", "resources"])
 
 
+_LOG_COLUMNS = ["at", "stage", "app", "method", "path", "status", "duration_ms"]
+
+
 def request_log_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        list(rows), columns=["at", "stage", "method", "path", "status", "duration_ms"]
-    )
-    frame["at"] = pd.to_datetime(frame["at"], utc=True)
+    """One row per logged request (``Workspace.request_log``): ``at`` a UTC datetime,
+    ``status`` an int, ``duration_ms`` a float, ``app`` '' for a path outside the stages."""
+    frame = pd.DataFrame(list(rows), columns=_LOG_COLUMNS)
+    frame["at"] = pd.to_datetime(frame["at"], utc=True, format="ISO8601")
+    frame["status"] = frame["status"].astype("int64")
+    frame["duration_ms"] = frame["duration_ms"].astype("float64")
     return frame
+
+
+def request_minutes(frame: pd.DataFrame, minutes: int | None = 60) -> pd.DataFrame:
+    """The request log (``request_log_frame``) per minute: what the charts draw.
+
+    Indexed by the minute (UTC, ``minute``); columns ``2xx`` ``3xx`` ``4xx`` ``5xx`` (the
+    requests answered with that status class) and ``p50_ms`` ``p99_ms`` (the median and
+    99th percentile of their durations, linearly interpolated as ``Series.quantile``
+    does). Every minute from the first to the newest request is there: a quiet minute
+    counts 0 and has no latency (NaN). ``minutes`` keeps only the last so many minutes up
+    to the newest request (None: all of them).
+    """
+    columns = [*STATUS_CLASSES, "p50_ms", "p99_ms"]
+    if frame.empty:
+        empty = pd.DatetimeIndex([], tz="UTC", name="minute")
+        return pd.DataFrame({c: pd.Series(dtype="float64") for c in columns}, index=empty)
+    minute = frame["at"].dt.floor("min").rename("minute")
+    classes = frame["status"].map(status_class).rename("class")
+    counts = pd.crosstab(minute, classes).reindex(columns=list(STATUS_CLASSES), fill_value=0)
+    durations = frame["duration_ms"].groupby(minute)
+    per_minute = counts.assign(p50_ms=durations.quantile(0.5), p99_ms=durations.quantile(0.99))
+    end = per_minute.index.max()
+    start = per_minute.index.min()
+    if minutes is not None:
+        start = max(start, end - pd.Timedelta(minutes=max(minutes, 1) - 1))
+    every = pd.date_range(start, end, freq="min", name="minute")
+    per_minute = per_minute.reindex(every)
+    per_minute[list(STATUS_CLASSES)] = per_minute[list(STATUS_CLASSES)].fillna(0).astype("int64")
+    per_minute.columns.name = None
+    return per_minute[columns]
 
 
 def users_frame(users: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

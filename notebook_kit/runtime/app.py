@@ -1,13 +1,14 @@
 """The Sanic runtime: ``{base_url}/{stage}/{app_id}/{resource}`` answered by deployed actions.
 
 Each worker holds one immutable ``LiveState`` (a compiled route table and the API key per
-stage) and swaps it whole when the store's generation changes, so a request in flight
-always sees one consistent table. The request path does no store query and compiles
-nothing: it splits the path, walks the tree, checks the key, and calls the action.
+stage) and swaps it whole when the store's generation changes (built off the loop from
+what changed only: ``builder``; a server's workers swap together: ``worker_sync``), so a
+request always sees one consistent table. The request path does no store query and
+compiles nothing: it splits the path, walks the tree, checks the key, calls the action.
 
-This module owns the one mapping from errors to HTTP answers. Every answer the runtime
-makes itself (400, 403, 404, 405, 408, 413, 429, 500) carries
-``Access-Control-Allow-Origin: *`` so a browser caller sees the real error.
+Every answer the runtime makes itself (400, 403, 404, 405, 408, 413, 429, 500) carries
+``Access-Control-Allow-Origin: *`` so a browser caller sees the real error
+(``answers``). ``application.create_app`` wires a ``Runtime`` into a Sanic app.
 """
 
 from __future__ import annotations
@@ -20,41 +21,34 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sanic import Sanic
-from sanic.exceptions import PayloadTooLarge, SanicException
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
-from ..builtins.presign import use_serving_request
-from ..domain.actions import CompiledAction, compile_action
 from ..domain.messages import ActionRequest, ActionResponse, render_response
-from ..domain.models import Application, Definition, Stage
-from ..domain.routing import RouteTable
+from ..domain.models import Definition, Stage
 from ..errors import StoreError
 from ..store.request_log import TIMEOUT_ERROR, action_counters
-from .http_guard import GuardedRequest, apply_timeouts, timeout_status
+from .builder import LiveBuilder
+from .http_guard import apply_timeouts
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
 from .relay import Busy, Relay
 from .reserved import ReservedPaths, runtime_answer
 from .responses import ActionAnswer, UntypedActionAnswer
-from .store_guard import protect_store
 from .store_link import StoreLink
-from .watchdog import StuckWorker
+from .worker_sync import WorkerSync
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
 
-__all__ = ["Runtime", "create_app"]
+__all__ = ["Runtime"]
 
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
-_TIMEOUT = "Request Timeout"
-GRACEFUL_STOP_SECONDS = 10.0
 BUSY_TEXT = "Too many requests in flight"
-_ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 
 
 def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> bool:
@@ -85,90 +79,93 @@ class Runtime:
         self.context = BuiltinContext(self.store, workspace.home, lambda: self._settings)
         self._environment = ActionEnvironment(self.context)
         self._reserved = ReservedPaths(self.context)
-        self._compiled: dict[tuple[int, str], CompiledAction] = {}
         self._pending_log: list[LogEntry] = []
-        self._limiters: dict[str, RateLimiter | None] = {}  # kept across reloads
-        self.live = self._build(self.store.generation())
+        self._limiters: dict[Stage, RateLimiter | None] = {}  # kept across reloads
+        self._builder = LiveBuilder(self.store, self._environment.names)
+        self.live = self._prepared = self._build()
+        self._ready: list[LiveState] = []  # built, not yet served (oldest first)
         self.relay: Relay  # set when the server starts (it needs the running loop)
+        self.app: Sanic | None = None  # set by create_app
+        # The node's workers switch together (worker_sync); None: this worker alone.
+        self.sync: WorkerSync | None = None
+        self._committed: Any = None  # sync's shared array, read on the request path
 
     # -- building and swapping the live tables -----------------------------------------
 
-    def _compile(
-        self, deployment_id: int, definition: Definition, env: dict[str, Any]
-    ) -> CompiledAction:
-        key = (deployment_id, definition.id)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            compiled = self._compiled[key] = compile_action(definition, env)
-        return compiled
-
-    def _build(self, generation: int) -> LiveState:
-        """Read what is live and compile it into fresh tables (reusing unchanged actions)."""
-        store = self.store
-        settings = self._settings = self.workspace.settings()
-        env = self._environment.names()
-        entries: dict[str, list[tuple[str, Definition, CompiledAction]]] = {
-            str(s): [] for s in Stage
-        }
-        in_use: set[tuple[int, str]] = set()
-        published: dict[str, dict[str, tuple[Application, int, list[Definition]]]] = {
-            str(s): {} for s in Stage
-        }
-        for stage, app, deployment_id, snapshot in store.live_snapshots():
-            served = published[str(stage)][app] = (
-                Application.from_dict(snapshot["application"]),
-                deployment_id,
-                [],
-            )
-            for data in snapshot["definitions"]:
-                definition = Definition.from_dict(data)
-                try:
-                    compiled = self._compile(deployment_id, definition, env)
-                except Exception:  # validated at deploy; keep serving the rest
-                    log.exception(
-                        "cannot load %s/%s (deployment %s)", app, definition.id, deployment_id
-                    )
-                    continue
-                in_use.add((deployment_id, definition.id))
-                entries[str(stage)].append((app, definition, compiled))
-                served[2].append(definition)
-        self._compiled = {k: v for k, v in self._compiled.items() if k in in_use}
-        keys = store.api_keys()
+    def _build(self) -> LiveState:
+        """Read what is live and build it, reusing what did not change (``builder``)."""
+        settings = self.workspace.settings()
         burst = settings["rate_limit_burst"]
         for s in Stage:
             rate = settings[f"rate_limit_{s}"]
             self._limiters[s] = limiter_for(rate, burst, self._limiters.get(s))
-        stages = {
-            str(s): StageTable(
-                str(s),
-                RouteTable(entries[str(s)]),
-                keys[s].encode(),
-                s is Stage.DEV,
-                published[str(s)],
-                limiter=self._limiters[s],
-            )
-            for s in Stage
-        }
-        return LiveState(
-            generation,
-            stages,
-            settings["max_body_bytes"],
-            settings["request_log_size"],
-            settings["reload_interval"],
-            settings["action_timeout"],
-            settings["max_concurrent_actions"],
-            settings["request_timeout"],
-        )
+        return self._builder.build(settings, self._limiters)
+
+    def prepare(self) -> LiveState | None:
+        """Build the store's new state if it changed since the last build (or another
+        worker of the node has built a newer one); None if nothing changed. Run it in a
+        thread: it reads the store and compiles. ``activate`` puts it in service."""
+        generation = self._builder.generation()
+        newest = self._prepared.generation
+        if generation == newest and (self.sync is None or self.sync.target <= newest):
+            return None
+        state = self._prepared = self._build()
+        # Kept until served: the node may commit this one after this worker built newer.
+        self._ready = [*self._ready[-3:], state]
+        return state
+
+    def activate(self, state: LiveState) -> None:
+        """Serve ``state`` from now on (on the event loop, between requests)."""
+        self.live = state
+        self._ready = [s for s in self._ready if s.generation > state.generation]
+        self._settings = dict(state.settings)
+        if hasattr(self, "relay"):
+            self.relay.cap = state.max_concurrent_actions
+        if self.app is not None:
+            self.app.config.REQUEST_MAX_SIZE = state.max_body_bytes
+            apply_timeouts(self.app.config, state.request_timeout)
 
     def refresh(self) -> bool:
-        """Swap in new tables if the store changed since the last look. Returns whether."""
-        generation = self.store.generation()
-        if generation == self.live.generation:
+        """Build and serve the store's new state now, if it changed. Returns whether."""
+        state = self.prepare()
+        if state is None:
             return False
-        self.live = self._build(generation)
-        if hasattr(self, "relay"):
-            self.relay.cap = self.live.max_concurrent_actions
+        self.activate(state)
         return True
+
+    def catch_up(self) -> LiveState:
+        """The state to serve now that the node's committed generation moved: the newest
+        one built that is not newer than what every worker has."""
+        committed = self._committed
+        limit = committed[0] if committed is not None else self._prepared.generation
+        ready = [s for s in self._ready if s.generation <= limit]
+        if ready and ready[-1].generation > self.live.generation:
+            self.activate(ready[-1])
+        return self.live
+
+    def join_node(self, shared: Any, lock: Any) -> None:
+        """Switch states together with the node's other workers (``worker_sync``)."""
+        sync = WorkerSync(shared, lock)
+        if sync.join(self._prepared.generation):
+            self.sync, self._committed = sync, shared
+
+    def leave_node(self) -> None:
+        if self.sync is not None:
+            self.sync.leave()
+            self.sync = self._committed = None
+
+    async def _reload(self, loop: asyncio.AbstractEventLoop) -> None:
+        """One reload step: build off the loop, then activate (at once when alone, when
+        every worker has it when in a node)."""
+        state = await loop.run_in_executor(None, self.prepare)
+        sync = self.sync
+        if sync is None:
+            if state is not None:
+                self.activate(state)
+            return
+        sync.built(self._prepared.generation)  # commits when every worker has it
+        if self._ready:
+            self.catch_up()
 
     async def watch(self, app: Sanic) -> None:
         """Reload on change and flush the request log in between; never stops on an error.
@@ -192,12 +189,16 @@ class Runtime:
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = link.take(self._pending_log), []
                 try:
-                    if loop.time() >= next_check:
+                    sync = self.sync
+                    behind = sync is not None and sync.target > self._prepared.generation
+                    if loop.time() >= next_check or behind:
                         next_check = loop.time() + self.live.reload_interval
-                        if await loop.run_in_executor(None, self.refresh):
-                            app.config.REQUEST_MAX_SIZE = self.live.max_body_bytes
-                            apply_timeouts(app.config, self.live.request_timeout)
+                        await self._reload(loop)
                         link.answered()
+                    elif sync is not None:
+                        sync.built(self._prepared.generation)
+                        if self._ready:
+                            self.catch_up()
                     if pending and not link.lost:
                         await loop.run_in_executor(None, self.flush_log, pending)
                         pending = []
@@ -208,7 +209,15 @@ class Runtime:
                     pending = []
                 link.keep(pending)
         finally:
+            self._pending_log[:0] = link.backlog  # the last flush, at the stop, tries them
             link.close()
+
+    async def beat(self) -> None:
+        """Tell the node this worker's loop is alive, every 0.1 s, whatever the watcher is
+        doing (a build of thousands of definitions must not make it look gone)."""
+        while (sync := self.sync) is not None:
+            sync.beat()
+            await asyncio.sleep(_FLUSH_SECONDS)
 
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
@@ -234,6 +243,9 @@ class Runtime:
         name from an action does not reach it.)"""
         started = time.perf_counter()
         live = self.live  # one read: this request sees one consistent state
+        committed = self._committed
+        if committed is not None and committed[0] != live.generation:
+            live = self.catch_up()  # the node moved on: so does this worker, first
         path = request.path
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
@@ -312,84 +324,3 @@ class Runtime:
         error = f"{type(exc).__name__}: {exc}"
         extra = {"error": error} if stage.debug else {}
         return runtime_answer(500, "Internal server error", extra=extra), error
-
-
-def _serving_request() -> Request | None:
-    """The request Sanic is answering in this context, if any."""
-    try:
-        return Request.get_current()
-    except SanicException:
-        return None
-
-
-def _last_flush(runtime: Runtime) -> None:
-    """Write what is left of the request log; a store that is away loses it, logged."""
-    try:
-        runtime.flush_log()
-    except StoreError as exc:
-        log.warning("could not write the last request-log entries: %s", exc)
-
-
-def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: bool = True) -> Sanic:
-    """The Sanic application serving ``workspace``'s deployments.
-
-    ``touchup`` keeps Sanic's TouchUp, which strips per-request signal dispatch (about 30 µs
-    of CPU a request). Turn it off only where several Sanic apps share one process (a
-    notebook kernel, a test run): TouchUp breaks the second app there.
-    """
-    use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
-    if workspace.store.path is not None:
-        protect_store(workspace.store.path)  # actions may not open the store's files
-    runtime = Runtime(workspace)
-    with contextlib.suppress(SanicException):  # a notebook may build the app again
-        Sanic.unregister_app(Sanic.get_app(name))
-    app = Sanic(name, configure_logging=False, request_class=GuardedRequest)
-    app.config.MOTD = False
-    app.config.ACCESS_LOG = False
-    app.config.TOUCHUP = touchup
-    app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
-    apply_timeouts(app.config, runtime.live.request_timeout)
-    # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
-    app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
-    app.ctx.runtime = runtime
-    app.add_route(runtime.handle, "/", methods=_ALL_METHODS, name="root")
-    app.add_route(runtime.handle, "/<rest:path>", methods=_ALL_METHODS, name="everything")
-
-    @app.exception(PayloadTooLarge)
-    async def _too_large(request: Request, exc: Exception) -> HTTPResponse:
-        limit = runtime.live.max_body_bytes
-        return runtime_answer(413, f"Request body is larger than {limit} bytes")
-
-    @app.exception(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> HTTPResponse:
-        status: int = getattr(exc, "status_code", 500)
-        status = timeout_status(request, exc) or status
-        if status >= 500:
-            log.exception("unexpected error", exc_info=exc)
-            return runtime_answer(500, "Internal server error")
-        return runtime_answer(status, _TIMEOUT if status == 408 else str(exc) or "Bad Request")
-
-    watcher: list[asyncio.Task[None]] = []
-
-    @app.before_server_start
-    async def _start_watching(app: Sanic) -> None:
-        runtime.refresh()
-        loop = asyncio.get_running_loop()
-        runtime.relay = Relay(
-            loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
-        )
-        watcher.append(loop.create_task(runtime.watch(app)))
-
-    @app.before_server_stop
-    async def _stop_watching(app: Sanic) -> None:
-        for task in watcher:
-            task.cancel()
-        watcher.clear()
-        _last_flush(runtime)
-
-    @app.after_server_stop
-    async def _stopped(app: Sanic) -> None:
-        _last_flush(runtime)  # the calls that were still in flight at the stop
-        runtime.relay.close()
-
-    return app

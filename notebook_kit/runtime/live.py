@@ -8,7 +8,9 @@ request in flight always sees one consistent state.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
 from ..domain.actions import CompiledAction
@@ -72,3 +74,4 @@ class LiveState:
     action_timeout: float  # seconds, for definitions without their own
     max_concurrent_actions: int
     request_timeout: float = 60.0
+    settings: Mapping[str, Any] = field(default_factory=dict)  # all of them, as read

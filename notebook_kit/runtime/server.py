@@ -169,7 +169,7 @@ class BackgroundServer(ServerHandle):
     def start(self, timeout: float = 10.0) -> BackgroundServer:
         if self.running:
             return self
-        from .app import create_app
+        from .application import create_app
 
         self._ready.clear()
         self._error = None

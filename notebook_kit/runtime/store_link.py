@@ -19,12 +19,13 @@ import asyncio
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import StoreError
 from ..store.store import Store
 
-__all__ = ["BACKLOG_LIMIT", "StoreLink"]
+__all__ = ["BACKLOG_LIMIT", "StoreLink", "flush_quietly"]
 
 log = logging.getLogger("notebook_kit.runtime")
 
@@ -126,3 +127,12 @@ class StoreLink:
                 self._store_location,
                 f" ({dropped} request-log entries were dropped meanwhile)" if dropped else "",
             )
+
+
+def flush_quietly(flush: Callable[[], None]) -> None:
+    """Run ``flush`` (a stopping server's last request-log write); a store that is away
+    loses those entries, which is logged rather than raised."""
+    try:
+        flush()
+    except StoreError as exc:
+        log.warning("could not write the last request-log entries: %s", exc)

@@ -18,7 +18,7 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -195,6 +195,24 @@ class StoreConnection(ThreadConnections):
             return (self.local.conn or self._open()).execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"workspace store error: {exc}") from exc
+
+    @contextlib.contextmanager
+    def consistent_read(self) -> Iterator[None]:
+        """Reads that all see one committed state (a deferred read transaction: in WAL
+        mode it holds no lock writers wait for; PostgreSQL needs REPEATABLE READ for the
+        same). Inside ``transaction()`` it just joins."""
+        if self.local.depth:
+            yield
+            return
+        conn = self.connection()
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise StoreError(f"workspace store error: {exc}") from exc
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
 
     def write(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         """Run one change; refused outside ``transaction()``."""

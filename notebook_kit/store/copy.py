@@ -19,6 +19,7 @@ __all__ = ["COPIED_TABLES", "copy_rows"]
 COPIED_TABLES: tuple[str, ...] = (
     "applications",
     "definitions",
+    "definition_versions",
     "deployments",
     "live",
     "settings",
@@ -30,7 +31,7 @@ COPIED_TABLES: tuple[str, ...] = (
     "request_log_batches",
 )
 #: Tables whose ``id`` the target must continue after the copied ones.
-_NUMBERED = ("deployments", "request_log_batches")
+_NUMBERED = ("definition_versions", "deployments", "request_log_batches")
 
 
 def copy_rows(source: StoreDB, target: StoreDB) -> dict[str, int]:

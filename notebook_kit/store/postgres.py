@@ -14,6 +14,7 @@ use; only the statement that found it broken fails.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -173,6 +174,25 @@ class PgConnection:
         conn.close()
         return True
 
+    @contextlib.contextmanager
+    def consistent_read(self) -> Iterator[None]:
+        """Reads that all see one committed state: a REPEATABLE READ, READ ONLY
+        transaction (it takes no lock a writer waits for). Inside ``transaction()`` it
+        just joins."""
+        if self.local.depth:
+            yield
+            return
+        conn = self.connection()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except psycopg.Error as exc:
+            raise self._failed(exc, "workspace store error") from exc
+        try:
+            yield
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("COMMIT")  # a failed read turns it into a rollback
+
     def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
         """Run one statement: a read, or a change inside ``transaction()``."""
         query = to_pyformat(sql)
@@ -213,7 +233,11 @@ class PgConnection:
                 f"this notebook-kit knows ({len(PG_MIGRATIONS)}): upgrade notebook-kit"
             )
         for number in range(version, len(PG_MIGRATIONS)):
-            for statement in PG_MIGRATIONS[number].split(";"):
+            step = PG_MIGRATIONS[number]
+            if callable(step):
+                step(self)
+                continue
+            for statement in step.split(";"):
                 if statement.strip():
                     self.write(statement)
         if version < len(PG_MIGRATIONS):

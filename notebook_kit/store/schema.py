@@ -7,11 +7,16 @@ rest, in one transaction with the rest of the opening.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+
+from .snapshots import content_address_deployments
 
 __all__ = ["MIGRATIONS", "migrate"]
 
-# Each entry moves the schema from version i to i+1. Append; never edit a shipped one.
-MIGRATIONS: tuple[str, ...] = (
+
+# Each entry moves the schema from version i to i+1: SQL statements, or a function of the
+# connection for a change SQL cannot make. Append; never edit a shipped one.
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     INSERT INTO meta (key, value) VALUES ('generation', '0');
@@ -92,6 +97,14 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE definitions ADD COLUMN timeout REAL;
     ALTER TABLE action_stats ADD COLUMN timeouts INTEGER NOT NULL DEFAULT 0;
     """,
+    # Issue 10: content-addressed history (see snapshots.py). ``deployments.snapshot`` keeps
+    # the application document; ``versions`` the ranges of the version numbers it serves.
+    """
+    CREATE TABLE definition_versions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL UNIQUE, body TEXT NOT NULL);
+    ALTER TABLE deployments ADD COLUMN versions TEXT NOT NULL DEFAULT '';
+    """,
+    content_address_deployments,
 )
 
 
@@ -99,7 +112,11 @@ def migrate(conn: sqlite3.Connection) -> None:
     """Apply the migrations ``conn``'s file has not had, inside the caller's transaction."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     for number in range(version, len(MIGRATIONS)):
-        for statement in MIGRATIONS[number].split(";"):
+        step = MIGRATIONS[number]
+        if callable(step):
+            step(conn)
+            continue
+        for statement in step.split(";"):
             if statement.strip():
                 conn.execute(statement)
     conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")

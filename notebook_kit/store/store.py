@@ -4,7 +4,8 @@ SQLite in the workspace directory by default (WAL mode, so a notebook, the CLI a
 use it at once: ``connection``, tables in ``schema``), or PostgreSQL shared by many nodes
 (``postgres``, tables in ``pg_schema``; ``opening.open_store`` picks one from a URL). The
 SQL is written once, in what both speak (``dialect``); the request log's is in
-``request_log``, the user directory's in ``users``. Every change runs inside
+``request_log``, the user directory's in ``users``, the content-addressed
+deployment history's in ``snapshots``. Every change runs inside
 ``transaction()``: it all happens, or none of it does, and no other writer runs meanwhile.
 A ``generation`` counter goes up with every change to what is live (deploys, undeploys,
 rollbacks, keys, settings); servers poll it, and on PostgreSQL are also told at once.
@@ -29,6 +30,8 @@ from .connection import StoreConnection
 from .copy import copy_rows
 from .dialect import StoreDB, mask_url
 from .request_log import ActionStats, RequestLog
+from .rows import definition_from_row, definition_values, deployment_from_row
+from .snapshots import Snapshots, decode_ids, version_of
 from .users import UserTables
 
 if TYPE_CHECKING:
@@ -50,57 +53,6 @@ def _create_private_file(path: Path) -> None:
     os.chmod(path, 0o600)
 
 
-def _definition_from_row(row: Any) -> Definition:
-    return Definition.from_dict(
-        {
-            "app": row["app_id"],
-            "id": row["api_id"],
-            "label": row["label"],
-            "method": row["method"],
-            "resource": row["resource"],
-            "content_type": row["content_type"],
-            "requires_auth": bool(row["requires_auth"]),
-            "action": row["action"],
-            "functions": row["functions"],
-            "constants": json.loads(row["constants"]),
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-            "timeout": row["timeout"],
-        }
-    )
-
-
-def _definition_values(d: Definition) -> tuple[Any, ...]:
-    constants = json.dumps([c.to_dict() for c in d.constants])
-    return (
-        d.app,
-        d.id,
-        d.label,
-        d.method,
-        d.resource,
-        d.content_type,
-        int(d.requires_auth),
-        d.action,
-        d.functions,
-        constants,
-        d.created_at,
-        d.updated_at,
-        d.timeout,
-    )
-
-
-def _deployment_from_row(row: Any) -> Deployment:
-    """A ``deployments`` row joined with ``live`` (its ``active`` column)."""
-    return Deployment(
-        row["id"],
-        row["app_id"],
-        Stage(row["stage"]),
-        row["deployed_at"],
-        row["host"],
-        bool(row["active"]),
-    )
-
-
 class Store:
     """All reads and writes of one workspace database.
 
@@ -120,6 +72,7 @@ class Store:
         self.path: Path | None = db.path
         self.users = UserTables(db)
         self._log = RequestLog(db)
+        self.snapshots = Snapshots(db)
         where = self.path if self.path is not None else mask_url(db.url or "")
         try:
             if self.path is not None and not self.path.exists():
@@ -189,6 +142,24 @@ class Store:
         )
         self._db.changed()
 
+    def change_stamp(self) -> str:
+        """Text that differs whenever applications, definitions, deployments, what is live,
+        keys, settings or the generation change: cheap enough to poll every second.
+
+        Counts and maxima, not a counter: no write path has to remember to bump it, and the
+        SQL stays portable (no PRAGMA, no engine-specific aggregate)."""
+        row = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM applications),"
+            " (SELECT MAX(updated_at) FROM applications),"
+            " (SELECT COUNT(*) FROM definitions), (SELECT MAX(updated_at) FROM definitions),"
+            " (SELECT COUNT(*) FROM deployments), (SELECT MAX(id) FROM deployments),"
+            " (SELECT COUNT(*) FROM live), (SELECT SUM(deployment_id) FROM live),"
+            " (SELECT MAX(created_at) FROM api_keys),"
+            " (SELECT value FROM meta WHERE key = 'generation')"
+        ).fetchone()
+        settings = self._db.execute("SELECT name, value FROM settings ORDER BY name").fetchall()
+        return repr((tuple(row), [tuple(s) for s in settings]))
+
     # -- applications ------------------------------------------------------------------
 
     def get_application(self, app_id: str) -> Application | None:
@@ -220,22 +191,36 @@ class Store:
         row = self._db.execute(
             "SELECT * FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id)
         ).fetchone()
-        return _definition_from_row(row) if row else None
+        return definition_from_row(row) if row else None
 
-    def list_definitions(self, app_id: str | None = None) -> list[Definition]:
+    def list_definitions(
+        self, app_id: str | None = None, reuse: dict[tuple[Any, ...], Definition] | None = None
+    ) -> list[Definition]:
+        """Saved definitions in route order. With ``reuse``, a row read before (same
+        values) gives the same ``Definition`` object back, and new ones are added to it:
+        reading again to see what changed then costs the query, not the validation."""
         sql = "SELECT * FROM definitions"
         params: tuple[str, ...] = ()
         if app_id is not None:
             sql, params = sql + " WHERE app_id = ?", (app_id,)
         rows = self._db.execute(sql + " ORDER BY app_id, resource, method, api_id", params)
-        return [_definition_from_row(r) for r in rows]
+        if reuse is None:
+            return [definition_from_row(r) for r in rows]
+        found = []
+        for row in rows:
+            key = tuple(row)
+            definition = reuse.get(key)
+            if definition is None:
+                definition = reuse[key] = definition_from_row(row)
+            found.append(definition)
+        return found
 
     def insert_definition(self, d: Definition) -> None:
         self._db.write(
             "INSERT INTO definitions (app_id, api_id, label, method, resource, "
             "content_type, requires_auth, action, functions, constants, created_at, "
             "updated_at, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            _definition_values(d),
+            definition_values(d),
         )
 
     def replace_definition(self, old_api_id: str, d: Definition) -> None:
@@ -247,13 +232,24 @@ class Store:
 
     # -- deployments -------------------------------------------------------------------
 
-    def add_deployment(self, app_id: str, stage: Stage, host: str, snapshot: dict[str, Any]) -> int:
-        cursor = self._db.write(
-            "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot) "
-            "VALUES (?, ?, ?, ?, ?) RETURNING id",
-            (app_id, str(stage), now(), host, json.dumps(snapshot)),
-        )
-        return int(cursor.fetchone()[0])
+    def add_deployment(
+        self,
+        app_id: str,
+        stage: Stage,
+        host: str,
+        snapshot: dict[str, Any],
+        versions: Sequence[tuple[str, str]] | None = None,
+    ) -> int:
+        """Record a deployment of ``snapshot`` (its definitions stored content-addressed;
+        ``versions``: their (hash, canonical text) pairs, when the caller has them)."""
+        if versions is None:
+            versions = [version_of(d) for d in snapshot["definitions"]]
+        return self.snapshots.add(app_id, stage, host, snapshot, versions)
+
+    def prune_deployments(self, app_id: str, stage: Stage, keep: int) -> int:
+        """Keep the newest ``keep`` deployments of ``app_id`` on ``stage`` and the live one
+        (``Snapshots.prune``); how many were deleted."""
+        return self.snapshots.prune(app_id, stage, keep)
 
     def set_live(self, stage: Stage, app_id: str, deployment_id: int | None) -> None:
         self._db.write("DELETE FROM live WHERE stage = ? AND app_id = ?", (str(stage), app_id))
@@ -279,25 +275,61 @@ class Store:
         if app_id is not None:
             sql, params = sql + " WHERE d.app_id = ?", (app_id,)
         rows = self._db.execute(sql + " ORDER BY d.id", params)
-        return [_deployment_from_row(r) for r in rows]
+        return [deployment_from_row(r) for r in rows]
+
+    def deployment_record(self, deployment_id: int) -> Deployment | None:
+        """One deployment's record, without its snapshot."""
+        row = self._db.execute(
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "l.deployment_id IS NOT NULL AS active FROM deployments d "
+            "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
+            (deployment_id,),
+        ).fetchone()
+        return None if row is None else deployment_from_row(row)
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._db.execute(
-            "SELECT d.*, l.deployment_id IS NOT NULL AS active FROM deployments d "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.snapshot, d.versions, "
+            "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
         ).fetchone()
         if row is None:
             return None
-        return _deployment_from_row(row), json.loads(row["snapshot"])
+        head = json.loads(row["snapshot"])
+        snapshot = self.snapshots.snapshot(head, decode_ids(row["versions"]))
+        return deployment_from_row(row), snapshot
+
+    def live_pointers(self) -> list[tuple[Stage, str, int]]:
+        """Every (stage, app, deployment id) served now: one small read."""
+        rows = self._db.execute(
+            "SELECT stage, app_id, deployment_id FROM live ORDER BY stage, app_id"
+        )
+        return [(Stage(r[0]), r[1], int(r[2])) for r in rows]
+
+    def live_view(self) -> tuple[int, list[tuple[Stage, str, int]], dict[Stage, str]]:
+        """The generation, ``live_pointers()`` and ``api_keys()``, read as of one moment,
+        so a server's state labelled with a generation holds exactly that generation's."""
+        with self._db.consistent_read():
+            return self.generation(), self.live_pointers(), self.api_keys()
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
         rows = self._db.execute(
-            "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot FROM live l "
+            "SELECT l.stage, l.app_id, l.deployment_id, d.snapshot, d.versions FROM live l "
             "JOIN deployments d ON d.id = l.deployment_id ORDER BY l.stage, l.app_id"
-        )
-        return [(Stage(r[0]), r[1], int(r[2]), json.loads(r[3])) for r in rows]
+        ).fetchall()
+        ids = {r[2]: decode_ids(r[4]) for r in rows}
+        bodies = self.snapshots.bodies([i for version_ids in ids.values() for i in version_ids])
+        return [
+            (
+                Stage(r[0]),
+                r[1],
+                int(r[2]),
+                {**json.loads(r[3]), "definitions": [bodies[i] for i in ids[r[2]]]},
+            )
+            for r in rows
+        ]
 
     # -- keys and settings -------------------------------------------------------------
 

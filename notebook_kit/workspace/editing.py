@@ -14,7 +14,15 @@ from ..domain.models import Application, Definition
 from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
 
-__all__ = ["change_definition", "insert_definition"]
+__all__ = ["change_definition", "check_sources", "draft_definition", "insert_definition"]
+
+
+def draft_definition(app: str, api_id: str, fields: dict[str, Any]) -> Definition:
+    """The definition ``fields`` describe, checked as a save would check it (its fields and
+    that its sources compile) but written nowhere: what the studio's "Run edited" runs."""
+    definition = Definition(app, api_id, **fields)
+    check_sources(definition.action, definition.functions)
+    return definition
 
 
 def insert_definition(store: Store, definition: Definition) -> Definition:

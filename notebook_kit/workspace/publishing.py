@@ -18,9 +18,10 @@ from ..domain import exchange, routing
 from ..domain.actions import compile_action
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import NotFoundError, QuotaExceededError, ValidationError
+from ..store.snapshots import version_of
 from ..store.store import Store
 
-__all__ = ["Publisher", "same_content", "snapshot_definitions"]
+__all__ = ["Publisher", "former_self", "same_content", "snapshot_definitions"]
 
 
 def snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
@@ -36,7 +37,7 @@ def same_content(a: Definition, b: Definition) -> bool:
     }
 
 
-def _former_self(d: Definition, orphans: list[Definition]) -> Definition | None:
+def former_self(d: Definition, orphans: list[Definition]) -> Definition | None:
     """The live definition ``d`` was before a rename, if one of ``orphans`` (live under
     IDs that are no longer saved) is it: same creation time, else same route."""
     same_app = [o for o in orphans if o.app == d.app]
@@ -53,42 +54,74 @@ def _former_self(d: Definition, orphans: list[Definition]) -> Definition | None:
 class Publisher:
     """Deploy, undeploy and roll back applications on the stages of one store.
 
-    ``quota`` answers the ``resource_quota`` setting in force (None: no quota);
-    ``action_env`` the names actions compile with (``Workspace.action_env``)."""
+    ``setting`` answers a setting in force (``resource_quota``: None for no quota;
+    ``deployments_kept``); ``action_env`` the names actions compile with
+    (``Workspace.action_env``)."""
 
     def __init__(
         self,
         store: Store,
-        quota: Callable[[], int | None],
+        setting: Callable[[str], Any],
         action_env: Callable[[], Mapping[str, Any]],
     ) -> None:
         self.store = store
-        self._quota = quota
+        self._quota: Callable[[], int | None] = lambda: setting("resource_quota")
+        self._kept: Callable[[], int] = lambda: setting("deployments_kept")
         self._action_env = action_env
 
-    def deploy(
-        self,
-        record: Application,
-        definitions: list[Definition],
-        stage: Stage,
-    ) -> Deployment:
-        """Validate ``definitions`` (the saved ones of ``record``) and serve a snapshot of
-        them on ``stage``."""
+    def deploy(self, record: Application, stage: Stage) -> Deployment:
+        """Validate the saved definitions of ``record`` and serve a snapshot of them on
+        ``stage``: exactly what is saved when the deploy commits.
+
+        The bulk of the work (reading, routes, compiling) happens before the write lock;
+        inside it the saved definitions are read again and compared, and whatever changed
+        meanwhile is validated there, so a deploy racing another process's edits and
+        deploys never publishes an older set than the store holds. A version (content
+        hash) the store already has passed validation at the deploy that stored it and is
+        not compiled again (see docs/deployments.md for what that assumes).
+        """
         app = record.id
+        rows: dict[tuple[Any, ...], Definition] = {}
+        read = self.store.list_definitions(app, rows)
+        versions = self._validate(app, read, {})
+        with self.store.transaction():
+            definitions = self.store.list_definitions(app, rows)
+            if len(definitions) != len(read) or any(
+                a is not b for a, b in zip(definitions, read, strict=True)
+            ):
+                versions = self._validate(app, definitions, versions)
+            self._check_quota(stage, app, definitions)
+            deployment_id = self.store.add_deployment(
+                app,
+                stage,
+                socket.gethostname(),
+                exchange.to_document(record, []),
+                [versions[id(d)] for d in definitions],
+            )
+            self.store.set_live(stage, app, deployment_id)
+            self.store.prune_deployments(app, stage, self._kept())
+            self.store.bump_generation()
+        return self.deployment(deployment_id)
+
+    def _validate(
+        self, app: str, definitions: list[Definition], done: dict[int, tuple[str, str]]
+    ) -> dict[int, tuple[str, str]]:
+        """Refuse ``definitions`` unless their routes agree and each action compiles.
+        Returns each one's (hash, canonical text) by object identity; those in ``done``
+        (validated already) or whose hash the store has are not compiled again."""
         if not definitions:
             raise ValidationError(f"application {app!r} has no definitions to deploy")
         routing.check_routes(app, definitions)
-        env = self._action_env()
+        versions = {id(d): done.get(id(d)) or version_of(d.to_dict()) for d in definitions}
+        fresh = [versions[id(d)][0] for d in definitions if id(d) not in done]
+        known = self.store.snapshots.known(fresh) if fresh else set()
+        env: Mapping[str, Any] | None = None
         for definition in definitions:
+            if id(definition) in done or versions[id(definition)][0] in known:
+                continue
+            env = env if env is not None else self._action_env()
             compile_action(definition, env)
-        snapshot = exchange.to_document(record, definitions)
-        snapshot["definitions"] = [d.to_dict() for d in definitions]
-        with self.store.transaction():
-            self._check_quota(stage, app, definitions)
-            deployment_id = self.store.add_deployment(app, stage, socket.gethostname(), snapshot)
-            self.store.set_live(stage, app, deployment_id)
-            self.store.bump_generation()
-        return self.deployment(deployment_id)
+        return versions
 
     def undeploy(self, app: str, stage: Stage) -> None:
         with self.store.transaction():
@@ -112,7 +145,11 @@ class Publisher:
             else:
                 chosen = next((d for d in history if d.id == to), None)
                 if chosen is None:
-                    raise NotFoundError(f"no deployment {to} of {app} on {stage}")
+                    raise NotFoundError(
+                        f"no deployment {to} of {app} on {stage}; it may have been pruned "
+                        f"(the deployments_kept setting keeps the newest {self._kept()} "
+                        f"of each application and stage; 'deployments' lists them)"
+                    )
                 target = chosen
             found = self.store.get_deployment(target.id)
             assert found is not None
@@ -122,10 +159,10 @@ class Publisher:
         return self.deployment(target.id)
 
     def deployment(self, deployment_id: int) -> Deployment:
-        found = self.store.get_deployment(deployment_id)
+        found = self.store.deployment_record(deployment_id)
         if found is None:
             raise NotFoundError(f"no deployment {deployment_id}")
-        return found[0]
+        return found
 
     def _check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
         quota = self._quota()
@@ -191,7 +228,7 @@ class Publisher:
             for d in definitions:
                 live = served.get((d.app, d.id))
                 if live is None:
-                    old = _former_self(d, renamed)
+                    old = former_self(d, renamed)
                     state = "not deployed" if old is None else f"live as {old.id}"
                 else:
                     state = "deployed" if same_content(live, d) else "changed"

@@ -19,17 +19,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
-from ..builtins.storage import check_files_root
 from ..domain import exchange, routing
-from ..domain.actions import CompiledAction, Invocation, compile_action, test_request
-from ..domain.actions import invoke as run_invocation
+from ..domain.actions import CompiledAction, Invocation, compile_action
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
-from ..domain.settings import SETTINGS, default_home, find_setting, parse_value, resolve
-from ..errors import ConflictError, NotFoundError, StoreError
+from ..domain.settings import SETTINGS, default_home, find_setting, resolve
+from ..errors import ConflictError, NotFoundError
 from ..store.opening import STORE_ENV, open_store
-from ..store.store import new_api_key
-from .editing import change_definition, insert_definition
+from .applications import Deletion, deletion_impact, rename_application
+from .configuration import make_home, rotate_key, save_setting
+from .diffing import StageDiff, stage_diff
+from .editing import change_definition, check_sources, draft_definition, insert_definition
 from .publishing import Publisher
+from .resource_trees import StageResources, stage_resources
+from .testing import run_test
+from .traffic import with_apps
 from .transfer import copy_definition, import_document, write_json
 
 if TYPE_CHECKING:
@@ -51,21 +54,12 @@ class Workspace:
     def __init__(
         self, home: str | os.PathLike[str] | None = None, store: str | None = None
     ) -> None:
-        self.home = Path(home).expanduser() if home is not None else default_home()
-        try:
-            self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-            os.chmod(self.home, 0o700)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot use {self.home} as the workspace directory: {exc.strerror}"
-            ) from None
+        self.home = make_home(Path(home).expanduser() if home is not None else default_home())
         # ``store``: a store URL (None: $NOTEBOOK_KIT_STORE, else the SQLite file in home)
         self.store = open_store(os.environ.get(STORE_ENV) if store is None else store, self.home)
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
-        self._publisher = Publisher(
-            self.store, lambda: self.setting("resource_quota"), self.action_env
-        )
+        self._publisher = Publisher(self.store, self.setting, self.action_env)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -81,14 +75,7 @@ class Workspace:
 
     def set_setting(self, name: str, value: str | None) -> None:
         """Store a setting (``None`` goes back to the default). Checked before it is saved."""
-        setting = find_setting(name)
-        if value is not None:
-            parse_value(setting, value)
-            if name == "files_root":  # a root holding the store would serve its keys
-                check_files_root(self.home, value)
-        with self.store.transaction():
-            self.store.set_setting(name, value)
-            self.store.bump_generation()
+        save_setting(self.store, self.home, name, value)
 
     # -- the action environment --------------------------------------------------------
 
@@ -126,6 +113,12 @@ class Workspace:
                 raise ConflictError(f"application {app!r} already exists")
             self.store.put_application(record)
         return record
+
+    def rename_application(self, app: str, label: str) -> Application:
+        return rename_application(self.store, app, label)
+
+    def deletion_impact(self, app: str) -> Deletion:
+        return deletion_impact(self.store, app)
 
     def delete_application(self, app: str) -> None:
         """Remove the application, its definitions and what it has live (history stays)."""
@@ -209,6 +202,17 @@ class Workspace:
             changes["timeout"] = timeout
         return change_definition(self.store, app, api_id, changes)
 
+    def draft(self, app: str, api_id: str, **fields: Any) -> Definition:
+        """A definition validated like ``create`` (sources compiled) but not saved."""
+        return draft_definition(app, api_id, fields)
+
+    # The core's compile check (ActionSyntaxError naming the field and the line).
+    check_sources = staticmethod(check_sources)
+
+    def change_stamp(self) -> str:
+        """Differs whenever the store changed (any process): poll it to notice changes."""
+        return self.store.change_stamp()
+
     def delete(self, app: str, api_id: str) -> None:
         with self.store.transaction():
             self.get(app, api_id)
@@ -229,9 +233,11 @@ class Workspace:
         body: str | bytes = "",
     ) -> Invocation:
         """Run the *saved* definition in this process, as the studio's Test panel does."""
-        definition = self.get(app, api_id)
-        req = test_request(definition, path_parameters or {}, query, headers or {}, body)
-        return run_invocation(self.compile(definition), req)
+        return run_test(self.compile, self.get(app, api_id), path_parameters, query, headers, body)
+
+    def invoke_draft(self, definition: Definition, **request: Any) -> Invocation:
+        """Run an unsaved ``definition`` as ``invoke`` runs a saved one (same keywords)."""
+        return run_test(self.compile, definition, **request)
 
     def compile(self, definition: Definition) -> CompiledAction:
         return compile_action(definition, self.action_env())
@@ -247,7 +253,7 @@ class Workspace:
         """Validate the whole application and publish a snapshot of it to ``stage``."""
         stage = Stage.parse(stage)
         record = self.application(app)
-        return self._publisher.deploy(record, self.store.list_definitions(app), stage)
+        return self._publisher.deploy(record, stage)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))
@@ -255,6 +261,10 @@ class Workspace:
     def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
         """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
         return self._publisher.rollback(app, Stage.parse(stage), to)
+
+    def diff(self, app: str, stage: Stage | str) -> StageDiff:
+        """Saved against live on ``stage``: added, removed and changed definitions."""
+        return stage_diff(self._publisher, self.application(app).id, Stage.parse(stage))
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
         return self.store.list_deployments(app)
@@ -280,6 +290,10 @@ class Workspace:
     def resource_tree(self, stage: Stage | str) -> list[str]:
         return routing.resource_tree(self.live(stage))
 
+    def resource_trees(self) -> list[StageResources]:
+        quota = self.setting("resource_quota")
+        return [stage_resources(str(stage), self.live(stage), quota) for stage in Stage]
+
     def openapi(
         self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
     ) -> dict[str, Any]:
@@ -296,12 +310,7 @@ class Workspace:
         return {str(stage): key for stage, key in self.store.api_keys().items()}
 
     def rotate_key(self, stage: Stage | str) -> str:
-        stage = Stage.parse(stage)
-        key = new_api_key()
-        with self.store.transaction():
-            self.store.set_api_key(stage, key)
-            self.store.bump_generation()
-        return key
+        return rotate_key(self.store, Stage.parse(stage))
 
     # -- export, import, commit --------------------------------------------------------
 
@@ -377,9 +386,9 @@ class Workspace:
         return _frames().request_log_frame(self.request_log(limit))
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The newest ``limit`` (default: all kept) request-log rows, oldest first."""
+        """The newest ``limit`` (default: all kept) log rows, oldest first, with their ``app``."""
         keep = self.setting("request_log_size")
-        return self.store.request_log(keep if limit is None else min(limit, keep))
+        return with_apps(self.store.request_log(keep if limit is None else min(limit, keep)))
 
 
 def _frames() -> Any:

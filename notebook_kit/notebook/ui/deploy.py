@@ -1,90 +1,89 @@
-"""``DeployPanel``: deploy the application to dev / prod (prod confirmed), undeploy, and
-show the definition's endpoint URLs with copy buttons and a ready-made ``curl`` line."""
+"""``DeployPanel``: the Deploy tab of one application.
+
+Deploy to dev or prod (prod confirmed), with the stage, deployment ID and time next to the
+buttons; what each stage serves against what is saved (the core's ``Workspace.diff``); the
+deployments of each stage with the live one marked; roll back to any kept deployment and
+undeploy, both confirmed; then the current definition's endpoint URLs and a curl line.
+"""
 
 from __future__ import annotations
 
 import html
-import shlex
-from collections.abc import Callable, Mapping
-from urllib.parse import quote
+from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from ...domain.models import Definition, Stage, endpoint_url
-from ...errors import ValidationError
+from ...domain.models import Definition, Deployment, Stage, endpoint_url
+from ...errors import NotFoundError, ValidationError
 from ...workspace.workspace import Workspace
 from .copy import CopyButton
-from .feedback import Status
+from .curl import curl_line
+from .diff_view import STAGE_NAMES, deployments_html, diff_html
+from .feedback import Confirm, Status
+from .history import wrapping
 
 __all__ = ["DeployPanel", "curl_line"]
 
-_STAGE_NAMES = {Stage.DEV: "debug", Stage.PROD: "release"}
 
-
-def curl_line(definition: Definition, url: str, key: str | None) -> str:
-    """A shell command calling ``url`` as ``definition`` expects (key header when needed)."""
-    parts = ["curl"]
-    if "{" in url:
-        parts.append("--globoff")  # an unfilled {param} is not a curl glob
-    if definition.method != "GET":
-        parts += ["-X", definition.method]
-    parts.append(url)
-    if definition.requires_auth and key:
-        parts += ["-H", f"x-api-key: {key}"]
-    if definition.method in ("POST", "PUT"):
-        parts += ["-H", "Content-Type: application/json", "-d", "{}"]
-    return " ".join(shlex.quote(p) for p in parts)
+def _button(description: str, css: str, **extra: str) -> widgets.Button:
+    button = widgets.Button(description=description, layout=widgets.Layout(width="auto"), **extra)
+    button.add_class(css)
+    return button
 
 
 class DeployPanel(widgets.VBox):
-    """Deploy, confirm, undeploy; then the URLs of the current definition."""
+    """The Deploy tab; ``on_deployed()`` runs after anything changed what a stage serves."""
 
     def __init__(
         self,
         workspace: Workspace,
-        status: Status,
-        base_url: Callable[[], str] | None = None,
-        path_parameters: Callable[[], Mapping[str, str]] | None = None,
+        base_url: Callable[[], str],
         on_deployed: Callable[[], None] | None = None,
     ) -> None:
         self.workspace = workspace
-        self.status = status
-        self.base_url = base_url or (lambda: "http://127.0.0.1:8000")
-        self.path_parameters = path_parameters or dict
+        self.base_url = base_url
         self.on_deployed = on_deployed
         self.app = ""
         self.definition: Definition | None = None
-        self.deploy_dev = widgets.Button(description="Deploy to dev", icon="upload")
-        self.deploy_prod = widgets.Button(description="Deploy to prod", icon="upload")
-        self.confirm_prod = widgets.Button(
-            description="Confirm deploy to prod", button_style="danger", icon="check"
+        self.title = widgets.HTML("<h4>Deploy</h4>")
+        self.deploy_dev = _button("Deploy to dev", "nk-deploy-dev", icon="upload")
+        self.deploy_prod = _button("Deploy to prod", "nk-deploy-prod", icon="upload")
+        self.undeploy_dev = _button("Undeploy dev", "nk-undeploy-dev")
+        self.undeploy_prod = _button("Undeploy prod", "nk-undeploy-prod")
+        self.status = Status("nk-deploy-status")
+        self.prod_ask = Confirm(self.status, "Confirm deploy to prod", "nk-deploy-prod-ask")
+        self.undeploy_ask = Confirm(self.status, "Confirm undeploy", "nk-undeploy-ask")
+        self.diff = widgets.HTML()
+        self.diff.add_class("nk-diff")
+        self.deployments = widgets.HTML()
+        self.deployments.add_class("nk-deployments")
+        self.rollback_stage = widgets.Dropdown(
+            options=[str(s) for s in Stage], value="dev", description="Roll back"
         )
-        self.confirm_prod.layout.display = "none"
-        self.undeploy_dev = widgets.Button(description="Undeploy dev")
-        self.undeploy_prod = widgets.Button(description="Undeploy prod")
+        self.rollback_target = widgets.Dropdown(options=[], description="to")
+        self.rollback = _button("Roll back", "nk-rollback", icon="undo")
+        self.rollback_status = Status("nk-rollback-status")
+        self.rollback_ask = Confirm(self.rollback_status, "Confirm rollback", "nk-rollback-ask")
+        self.rollback_stage.add_class("nk-rollback-stage")
+        self.rollback_target.add_class("nk-rollback-target")
         self.urls = widgets.HTML()
-        self.url_texts = {s: widgets.Text(layout=widgets.Layout(width="48em")) for s in Stage}
+        self.urls.add_class("nk-urls")
+        self.url_texts = {s: widgets.Text(layout=widgets.Layout(width="40em")) for s in Stage}
         self.url_copies = {s: CopyButton() for s in Stage}
-        self.curl = widgets.Textarea(layout=widgets.Layout(width="100%", height="4em"))
+        self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
+        self.curl.add_class("nk-curl")
         self.curl_copy = CopyButton()
-        for widget, css in (
-            (self.deploy_dev, "nk-deploy-dev"),
-            (self.deploy_prod, "nk-deploy-prod"),
-            (self.confirm_prod, "nk-deploy-prod-confirm"),
-            (self.undeploy_dev, "nk-undeploy-dev"),
-            (self.undeploy_prod, "nk-undeploy-prod"),
-            (self.urls, "nk-urls"),
-            (self.curl, "nk-curl"),
-        ):
-            widget.add_class(css)
+        for fixed in (self.curl_copy, *self.url_copies.values()):  # the texts take the rest
+            fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"
         for stage, text in self.url_texts.items():
             text.add_class("nk-url-text")
             text.add_class(f"nk-url-text-{stage}")
         self.deploy_dev.on_click(self._on_deploy_dev_click)
         self.deploy_prod.on_click(self._on_deploy_prod_click)
-        self.confirm_prod.on_click(self._on_confirm_prod_click)
-        self.undeploy_dev.on_click(self._on_undeploy_dev_click)
-        self.undeploy_prod.on_click(self._on_undeploy_prod_click)
+        self.undeploy_dev.on_click(self._on_undeploy_click)
+        self.undeploy_prod.on_click(self._on_undeploy_click)
+        self.rollback.on_click(self._on_rollback_click)
+        self.rollback_stage.observe(self._on_rollback_stage_value, names="value")
         self.links = widgets.VBox(
             [
                 self.urls,
@@ -96,9 +95,18 @@ class DeployPanel(widgets.VBox):
         self.links.layout.display = "none"
         super().__init__(
             [
-                widgets.HTML("<h4>Deploy</h4>"),
-                widgets.HBox([self.deploy_dev, self.deploy_prod, self.confirm_prod]),
-                widgets.HBox([self.undeploy_dev, self.undeploy_prod]),
+                self.title,
+                wrapping(self.deploy_dev, self.deploy_prod, self.undeploy_dev, self.undeploy_prod),
+                self.prod_ask,
+                self.undeploy_ask,
+                self.status,
+                widgets.HTML("<b>Saved against live</b>"),
+                self.diff,
+                widgets.HTML("<b>Deployments</b>"),
+                self.deployments,
+                wrapping(self.rollback_stage, self.rollback_target, self.rollback),
+                self.rollback_ask,
+                self.rollback_status,
                 self.links,
             ]
         )
@@ -106,34 +114,74 @@ class DeployPanel(widgets.VBox):
 
     @property
     def buttons(self) -> tuple[widgets.Button, ...]:
-        return (
-            self.deploy_dev,
-            self.deploy_prod,
-            self.confirm_prod,
-            self.undeploy_dev,
-            self.undeploy_prod,
-        )
+        return (self.deploy_dev, self.deploy_prod, self.undeploy_dev, self.undeploy_prod)
+
+    # -- what is shown -----------------------------------------------------------------
 
     def load(self, app: str, definition: Definition | None) -> None:
+        """Work on ``app``; the URLs are those of ``definition`` (None: no URLs)."""
+        if app != self.app:
+            for ask in (self.prod_ask, self.undeploy_ask, self.rollback_ask):
+                ask.close_question()
+            self.status.clear()
+            self.rollback_status.clear()
         self.app = app
         self.definition = definition
-        self.confirm_prod.layout.display = "none"
+        self.title.value = f"<h4>Deploy {html.escape(app)}</h4>" if app else "<h4>Deploy</h4>"
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read deployments, what is live and what is saved again."""
+        history = self._history()
+        self.deployments.value = (
+            deployments_html(history) if self.app else "<i>Choose an application.</i>"
+        )
+        try:
+            diffs = [self.workspace.diff(self.app, s) for s in Stage] if self.app else []
+        except NotFoundError:
+            diffs = []  # an application ID typed but not created yet
+        self.diff.value = diff_html(diffs) if diffs else "<i>Nothing saved yet.</i>"
+        self._show_targets(history)
         self.show_urls()
+
+    def _history(self) -> list[Deployment]:
+        return self.workspace.deployments(self.app) if self.app else []
+
+    def _show_targets(self, history: list[Deployment]) -> None:
+        """The deployments of the chosen stage a rollback can go to (all but the live one),
+        newest first; the one chosen stays, else the one before the live one is chosen."""
+        stage = Stage.parse(self.rollback_stage.value)
+        rows = sorted((d for d in history if d.stage == stage), key=lambda d: -d.id)
+        live = next((d.id for d in rows if d.active), None)
+        options = [(f"{d.id} · {d.deployed_at} · {d.host}", d.id) for d in rows if d.id != live]
+        earlier = [d.id for d in rows if live is not None and d.id < live and d.id != live]
+        chosen = self.rollback_target.value  # kept across a refresh while still offered
+        self.rollback_target.options = options
+        if chosen not in [value for _, value in options]:
+            chosen = earlier[0] if earlier else (options[0][1] if options else None)
+        self.rollback_target.value = chosen
 
     def _app(self) -> str:
         if not self.app:
             raise ValidationError("choose an application first", field="app")
         return self.app
 
+    # -- deploy, undeploy, rollback ----------------------------------------------------
+
+    def _changed(self) -> None:
+        self.rollback_target.options = ()  # what is live moved: choose the default again
+        self.refresh()
+        if self.on_deployed is not None:
+            self.on_deployed()
+
     def _deploy(self, stage: Stage) -> None:
         deployment = self.workspace.deploy(self._app(), stage)
         self.status.ok(
-            f"Deployed {deployment.app} to {stage} ({_STAGE_NAMES[stage]}), deployment "
-            f"{deployment.id}; live within a second on every server"
+            f"Deployed {deployment.app} to {stage} ({STAGE_NAMES[stage]}): deployment "
+            f"{deployment.id} at {deployment.deployed_at}, live within a second on every server"
         )
+        self._changed()
         self.show_urls(stage)
-        if self.on_deployed is not None:
-            self.on_deployed()
 
     def _on_deploy_dev_click(self, _button: widgets.Button) -> None:
         with self.status.working(*self.buttons):
@@ -142,59 +190,68 @@ class DeployPanel(widgets.VBox):
     def _on_deploy_prod_click(self, _button: widgets.Button) -> None:
         with self.status.working(*self.buttons):
             app = self._app()
-            self.confirm_prod.layout.display = None
-            self.status.ok(f"Deploying {app} to prod replaces what callers get: confirm it")
-
-    def _on_confirm_prod_click(self, _button: widgets.Button) -> None:
-        with self.status.working(*self.buttons):
-            self.confirm_prod.layout.display = "none"
-            self._deploy(Stage.PROD)
+            self.status.info("Deploying to prod changes what callers get: confirm or cancel")
+            self.prod_ask.ask(f"Deploy the saved {app} to prod?", lambda: self._deploy(Stage.PROD))
 
     def _undeploy(self, stage: Stage) -> None:
         self.workspace.undeploy(self._app(), stage)
-        self.status.ok(f"Undeployed {self.app} from {stage}")
-        self.show_urls()
-        if self.on_deployed is not None:
-            self.on_deployed()
+        self.status.ok(f"Undeployed {self.app} from {stage}: its URLs answer 404")
+        self._changed()
 
-    def _on_undeploy_dev_click(self, _button: widgets.Button) -> None:
+    def _on_undeploy_click(self, button: widgets.Button) -> None:
+        stage = Stage.DEV if button is self.undeploy_dev else Stage.PROD
         with self.status.working(*self.buttons):
-            self._undeploy(Stage.DEV)
+            app = self._app()
+            self.undeploy_ask.ask(
+                f"Take {app} off {stage}? Its callers get 404.",
+                lambda: self._undeploy(stage),
+                confirm_label=f"Confirm undeploy {stage}",
+            )
 
-    def _on_undeploy_prod_click(self, _button: widgets.Button) -> None:
-        with self.status.working(*self.buttons):
-            self._undeploy(Stage.PROD)
+    def _rollback(self, stage: Stage, to: int) -> None:
+        deployment = self.workspace.rollback(self._app(), stage, to=to)
+        self.rollback_status.ok(
+            f"Rolled {deployment.app} back on {stage}: deployment {deployment.id} "
+            f"(of {deployment.deployed_at}) is live"
+        )
+        self._changed()
+
+    def _on_rollback_click(self, _button: widgets.Button) -> None:
+        with self.rollback_status.working(self.rollback):
+            app = self._app()
+            stage = Stage.parse(self.rollback_stage.value)
+            to = self.rollback_target.value
+            if to is None:
+                raise ValidationError(f"{app} has no other deployment on {stage} to go back to")
+            self.rollback_ask.ask(
+                f"Serve deployment {to} of {app} on {stage}?",
+                lambda: self._rollback(stage, to),
+                confirm_label=f"Confirm rollback to {to}",
+            )
+
+    def _on_rollback_stage_value(self, _change: dict[str, object]) -> None:
+        self.rollback_ask.close_question()
+        self._show_targets(self._history())
 
     # -- URLs --------------------------------------------------------------------------
 
-    def _resource(self, definition: Definition) -> str:
-        values = self.path_parameters()
-        return "/".join(
-            quote(values[s[1:-1]], safe="") if s.startswith("{") and values.get(s[1:-1]) else s
-            for s in definition.segments
-        )
-
     def show_urls(self, stage: Stage | None = None) -> None:
         """Show the current definition's URLs; the curl line calls ``stage`` (default: the
-        first stage it is deployed to)."""
+        first stage it is live on)."""
         d = self.definition
-        live = [
-            s
-            for s in Stage
-            if d is not None and self.workspace.deployed_state(d, s) in ("deployed", "changed")
-        ]
+        states = {s: self.workspace.deployed_state(d, s) for s in Stage} if d else {}
+        live = [s for s, state in states.items() if state in ("deployed", "changed")]
         if d is None or not live:
             self.links.layout.display = "none"
             return
         keys = self.workspace.keys()
         base = self.base_url()
-        urls = {s: endpoint_url(base, s, d.app, self._resource(d)) for s in Stage}
+        urls = {s: endpoint_url(base, s, d.app, d.resource) for s in Stage}
         items = []
         for s in Stage:
-            state = self.workspace.deployed_state(d, s)
             url = html.escape(urls[s])
             link = f'<a class="nk-url-{s}" href="{url}" target="_blank">{url}</a>'
-            items.append(f"<li>{s} ({_STAGE_NAMES[s]}, {state}): {link}</li>")
+            items.append(f"<li>{s} ({STAGE_NAMES[s]}, {states[s]}): {link}</li>")
             self.url_texts[s].value = urls[s]
             self.url_copies[s].text = urls[s]
         self.urls.value = "<b>Endpoint URLs</b><ul>" + "".join(items) + "</ul>"

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 from ...domain.models import Definition
 from ...errors import ValidationError
 from ...workspace.workspace import Workspace
-from .feedback import Status
+from .feedback import Confirm, Status
 
 __all__ = ["ManagePanel", "download_link"]
 
@@ -32,38 +32,45 @@ def download_link(filename: str, document: dict[str, object]) -> str:
 
 
 class ManagePanel(widgets.VBox):
-    """Actions on the current definition and its application."""
+    """Actions on the current definition and its application, each with its own status
+    line beside its button."""
 
     def __init__(
         self,
         workspace: Workspace,
-        status: Status,
         on_changed: Callable[[str, str | None], None] | None = None,
     ) -> None:
         """``on_changed(app, api_id)`` is called after a change the studio must show."""
         self.workspace = workspace
-        self.status = status
         self.on_changed = on_changed
         self.app = ""
         self.definition: Definition | None = None
-        self.delete = widgets.Button(description="Delete", icon="trash")
-        self.delete_confirm = widgets.Button(description="Confirm delete", button_style="danger")
-        self.delete_confirm.layout.display = "none"
-        self.copy_to_app = widgets.Text(description="To app", placeholder="application ID")
-        self.copy_new_id = widgets.Text(description="New ID", placeholder="(same ID)")
-        self.copy_run = widgets.Button(description="Copy", icon="copy")
-        self.export = widgets.Button(description="Export application", icon="download")
+        auto = widgets.Layout(width="auto")
+        self.delete = widgets.Button(description="Delete definition", icon="trash", layout=auto)
+        self.delete_status = Status("nk-delete-status")
+        self.delete_ask = Confirm(self.delete_status, "Confirm delete", "nk-delete-ask")
+        self.copy_to_app = widgets.Text(placeholder="to application ID", layout=auto)
+        self.copy_new_id = widgets.Text(placeholder="new ID (blank: same)", layout=auto)
+        self.copy_run = widgets.Button(description="Copy", icon="copy", layout=auto)
+        self.copy_status = Status("nk-copy-status")
+        self.export = widgets.Button(description="Export application", icon="download", layout=auto)
         self.export_link = widgets.HTML()
-        self.upload = widgets.FileUpload(accept=".json", multiple=False, description="Import")
-        self.import_replace = widgets.Checkbox(description="replace an existing application")
-        self.commit_repo = widgets.Text(
-            description="Repository", value=str(workspace.home / "repository")
+        self.export_status = Status("nk-export-status")
+        self.upload = widgets.FileUpload(
+            accept=".json", multiple=False, description="Import", layout=auto
         )
-        self.commit_message = widgets.Text(description="Message", placeholder="what changed")
-        self.commit_run = widgets.Button(description="Commit", icon="code-branch")
+        self.import_replace = widgets.Checkbox(
+            description="replace an existing application", indent=False, layout=auto
+        )
+        self.import_status = Status("nk-import-status")
+        self.commit_repo = widgets.Text(
+            value=str(workspace.home / "repository"), placeholder="repository folder", layout=auto
+        )
+        self.commit_message = widgets.Text(placeholder="commit message", layout=auto)
+        self.commit_run = widgets.Button(description="Commit", icon="code-branch", layout=auto)
+        self.commit_status = Status("nk-commit-status")
         for widget, css in (
             (self.delete, "nk-delete"),
-            (self.delete_confirm, "nk-delete-confirm"),
             (self.copy_to_app, "nk-copy-to-app"),
             (self.copy_new_id, "nk-copy-new-id"),
             (self.copy_run, "nk-copy-run"),
@@ -77,32 +84,49 @@ class ManagePanel(widgets.VBox):
         ):
             widget.add_class(css)
         self.delete.on_click(self._on_delete_click)
-        self.delete_confirm.on_click(self._on_delete_confirm_click)
         self.copy_run.on_click(self._on_copy_run_click)
         self.export.on_click(self._on_export_click)
         self.upload.observe(self._on_upload_value, names="value")
         self.commit_run.on_click(self._on_commit_run_click)
+        wrap = {"flex_flow": "row wrap", "align_items": "center"}
         super().__init__(
             [
-                widgets.HTML("<h4>Manage</h4>"),
-                widgets.HBox([self.delete, self.delete_confirm]),
-                widgets.HBox([self.copy_to_app, self.copy_new_id, self.copy_run]),
-                widgets.HBox([self.export, self.export_link]),
-                widgets.HBox([self.upload, self.import_replace]),
-                widgets.HBox([self.commit_repo, self.commit_message, self.commit_run]),
+                widgets.HTML("<h4>Definition and application</h4>"),
+                widgets.HBox([self.delete, self.delete_ask, self.delete_status], layout=wrap),
+                widgets.HBox(
+                    [self.copy_to_app, self.copy_new_id, self.copy_run, self.copy_status],
+                    layout=wrap,
+                ),
+                widgets.HBox([self.export, self.export_link, self.export_status], layout=wrap),
+                widgets.HBox([self.upload, self.import_replace, self.import_status], layout=wrap),
+                widgets.HBox(
+                    [self.commit_repo, self.commit_message, self.commit_run, self.commit_status],
+                    layout=wrap,
+                ),
             ]
         )
         self.add_class("nk-manage")
 
+    @property
+    def statuses(self) -> tuple[Status, ...]:
+        return (
+            self.delete_status,
+            self.copy_status,
+            self.export_status,
+            self.import_status,
+            self.commit_status,
+        )
+
     def load(self, app: str, definition: Definition | None) -> None:
         self.app = app
         self.definition = definition
-        self.delete_confirm.layout.display = "none"
+        self.delete_ask.close_question()
+        self.delete.disabled = definition is None
         self.export_link.value = ""
 
     def _current(self) -> Definition:
         if self.definition is None:
-            raise ValidationError("pick a definition first")
+            raise ValidationError("open a saved definition first")
         return self.definition
 
     def _changed(self, app: str, api_id: str | None) -> None:
@@ -112,25 +136,25 @@ class ManagePanel(widgets.VBox):
     # -- delete ------------------------------------------------------------------------
 
     def _on_delete_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.delete):
+        with self.delete_status.working(self.delete):
             d = self._current()
-            self.delete_confirm.description = f"Confirm delete {d.id}"
-            self.delete_confirm.layout.display = None
-            self.status.ok(f"Delete {d.app} / {d.id}? Click 'Confirm delete' to do it")
+            self.delete_status.clear()
+            self.delete_ask.ask(
+                f"Delete {d.app} / {d.id}? What is deployed stays until the next deploy.",
+                lambda: self._delete(d),
+                f"Confirm delete {d.id}",
+            )
 
-    def _on_delete_confirm_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.delete, self.delete_confirm):
-            d = self._current()
-            self.workspace.delete(d.app, d.id)
-            self.delete_confirm.layout.display = "none"
-            self.definition = None
-            self.status.ok(f"Deleted {d.app} / {d.id} (what is deployed stays until a redeploy)")
-            self._changed(d.app, None)
+    def _delete(self, d: Definition) -> None:
+        self.workspace.delete(d.app, d.id)
+        self.definition = None
+        self.delete_status.ok(f"Deleted {d.app} / {d.id} (what is deployed stays until a redeploy)")
+        self._changed(d.app, None)
 
     # -- copy, export, import, commit --------------------------------------------------
 
     def _on_copy_run_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.copy_run):
+        with self.copy_status.working(self.copy_run):
             d = self._current()
             target = self.copy_to_app.value.strip()
             if not target:
@@ -138,16 +162,16 @@ class ManagePanel(widgets.VBox):
             copied = self.workspace.copy(
                 d.app, d.id, target, self.copy_new_id.value.strip() or None
             )
-            self.status.ok(f"Copied {d.app} / {d.id} to {copied.app} / {copied.id}")
+            self.copy_status.ok(f"Copied {d.app} / {d.id} to {copied.app} / {copied.id}")
             self._changed(copied.app, copied.id)
 
     def _on_export_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.export):
+        with self.export_status.working(self.export):
             if not self.app:
                 raise ValidationError("choose an application first", field="app")
             document = self.workspace.export(self.app)
             self.export_link.value = download_link(f"{self.app}.json", document)
-            self.status.ok(
+            self.export_status.ok(
                 f"Exported {self.app} ({len(document['definitions'])} definitions): "
                 "click the link to download it"
             )
@@ -156,24 +180,21 @@ class ManagePanel(widgets.VBox):
         files = change["new"]
         if not files:
             return
-        with self.status.working():
+        with self.import_status.working():
             upload = files[0]  # type: ignore[index]
             # The core reads and checks export *files*; hand it one, so no rule is repeated.
             with tempfile.TemporaryDirectory() as folder:
                 path = Path(folder) / Path(str(upload["name"])).name
                 path.write_bytes(bytes(upload["content"]))
                 app = self.workspace.import_application(path, replace=self.import_replace.value)
-            self.status.ok(f"Imported {app.id} from {upload['name']}")
+            self.import_status.ok(f"Imported {app.id} from {upload['name']}")
             self._changed(app.id, None)
         self.upload.value = ()
 
     def _on_commit_run_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.commit_run):
+        with self.commit_status.working(self.commit_run):
             if not self.app:
                 raise ValidationError("choose an application first", field="app")
-            sha = self.workspace.commit(
-                self.app, self.commit_repo.value.strip(), self.commit_message.value
-            )
-            self.status.ok(
-                f"Committed {self.app} to {self.commit_repo.value.strip()} as {sha[:10]}"
-            )
+            repository = self.commit_repo.value.strip()
+            sha = self.workspace.commit(self.app, repository, self.commit_message.value)
+            self.commit_status.ok(f"Committed {self.app} to {repository} as {sha[:10]}")

@@ -11,7 +11,7 @@ from ...domain.models import Stage
 from ...errors import NotebookKitError
 from ...runtime.server import BackgroundServer
 from ...workspace.workspace import Workspace
-from .feedback import Status
+from .feedback import Confirm, Status
 
 __all__ = ["ServerPanel", "mask_key"]
 
@@ -26,27 +26,25 @@ def mask_key(key: str) -> str:
 class ServerPanel(widgets.VBox):
     """Start and stop ``Workspace.serve`` from the studio; show and rotate the keys."""
 
-    def __init__(
-        self, workspace: Workspace, status: Status, server: BackgroundServer | None = None
-    ) -> None:
+    def __init__(self, workspace: Workspace, server: BackgroundServer | None = None) -> None:
         self.workspace = workspace
-        self.status = status
+        self.status = Status("nk-server-status")
+        self.keys_status = Status("nk-keys-status")
         self.server = server
-        self.port = widgets.IntText(
-            value=0, description="Port", layout=widgets.Layout(width="14em")
-        )
-        self.start = widgets.Button(description="Start server", icon="play")
-        self.stop = widgets.Button(description="Stop server", icon="stop")
+        auto = widgets.Layout(width="auto")
+        self.port = widgets.IntText(value=0, layout=widgets.Layout(width="8em"))
+        self.start = widgets.Button(description="Start server", icon="play", layout=auto)
+        self.stop = widgets.Button(description="Stop server", icon="stop", layout=auto)
         self.url = widgets.Text(
             value=DEFAULT_BASE_URL,
-            description="Base URL",
-            layout=widgets.Layout(width="30em"),
+            layout=widgets.Layout(width="auto", flex="1 1 20em"),
             tooltip="The base URL the studio's links and 'Send to dev' use",
         )
         self.state = widgets.HTML()
         self.key_views = {s: widgets.HTML() for s in Stage}
-        self.reveal = widgets.ToggleButton(description="Reveal keys", icon="eye")
-        self.rotate = {s: widgets.Button(description=f"Rotate {s} key") for s in Stage}
+        self.rotate_ask = Confirm(self.keys_status, "Confirm rotate", "nk-rotate-ask")
+        self.reveal = widgets.ToggleButton(description="Reveal keys", icon="eye", layout=auto)
+        self.rotate = {s: widgets.Button(description=f"Rotate {s} key", layout=auto) for s in Stage}
         for widget, css in (
             (self.port, "nk-server-port"),
             (self.start, "nk-server-start"),
@@ -63,13 +61,23 @@ class ServerPanel(widgets.VBox):
         self.start.on_click(self._on_start_click)
         self.stop.on_click(self._on_stop_click)
         self.reveal.observe(self._on_reveal_value, names="value")
+        row = {"flex_flow": "row wrap", "align_items": "center"}
         super().__init__(
             [
-                widgets.HTML("<h4>Server</h4>"),
-                widgets.HBox([self.port, self.start, self.stop, self.state]),
-                self.url,
-                *(widgets.HBox([self.key_views[s], self.rotate[s]]) for s in Stage),
-                self.reveal,
+                widgets.HTML("<h4>Server in this kernel</h4>"),
+                self.state,
+                widgets.HBox(
+                    [widgets.HTML("Port (0: a free one)"), self.port, self.start, self.stop],
+                    layout=row,
+                ),
+                self.status,
+                widgets.HBox(
+                    [widgets.HTML("Base URL for links and Send to dev"), self.url], layout=row
+                ),
+                widgets.HTML("<h4>API keys</h4>"),
+                *(widgets.HBox([self.key_views[s], self.rotate[s]], layout=row) for s in Stage),
+                self.rotate_ask,
+                widgets.HBox([self.reveal, self.keys_status], layout=row),
             ]
         )
         self.add_class("nk-server")
@@ -86,9 +94,17 @@ class ServerPanel(widgets.VBox):
         if running:
             assert self.server is not None
             self.url.value = self.server.url
-            self.state.value = f"running on {html.escape(self.server.url)}"
+            self.port.value = self.server.port  # the real port, also when 0 picked a free one
+            self.state.value = (
+                f"<b>running</b> on {html.escape(self.server.url)} (port {self.server.port})"
+            )
         else:
-            self.state.value = "stopped"
+            self.state.value = "<b>stopped</b>"
+
+    def refresh(self) -> None:
+        """Re-read the keys and the server's state (another process may have rotated)."""
+        self._show_state()
+        self.show_keys()
 
     def show_keys(self) -> None:
         keys = self.workspace.keys()
@@ -103,7 +119,7 @@ class ServerPanel(widgets.VBox):
                 self.server = self.workspace.serve(port=self.port.value)
             except OSError as exc:  # the port is taken by another process
                 raise NotebookKitError(str(exc)) from None
-            self.status.ok(f"Serving on {self.server.url}")
+            self.status.ok(f"Serving on {self.server.url} (port {self.server.port})")
         self._show_state()
 
     def _on_stop_click(self, _button: widgets.Button) -> None:
@@ -119,7 +135,14 @@ class ServerPanel(widgets.VBox):
 
     def _on_rotate_click(self, button: widgets.Button) -> None:
         stage = next(s for s, b in self.rotate.items() if b is button)
-        with self.status.working(button):
-            self.workspace.rotate_key(stage)
-            self.show_keys()
-            self.status.ok(f"Rotated the {stage} key; callers need the new one from now on")
+        self.keys_status.clear()
+        self.rotate_ask.ask(
+            f"Rotate the {stage} key? Callers using the old key are refused from then on.",
+            lambda: self._rotate(stage),
+            f"Confirm rotate the {stage} key",
+        )
+
+    def _rotate(self, stage: Stage) -> None:
+        self.workspace.rotate_key(stage)
+        self.show_keys()
+        self.keys_status.ok(f"Rotated the {stage} key; callers need the new one from now on")

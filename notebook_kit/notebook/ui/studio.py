@@ -1,87 +1,130 @@
-"""``Studio``: the whole notebook studio, wiring the panels to one ``Workspace``."""
+"""``Studio``: the whole notebook studio, wiring the panels to one ``Workspace``.
+
+Two panes: on the left the application bar, the search, New and the definition list; on
+the right the tabs Edit | Test | Deploy | Logs | Resources | Server. The studio owns the
+state every panel agrees on: the application shown, the definition open (``current``),
+and whether the form holds unsaved edits (then New, another row or another application
+first asks to discard them). A ``StorePoller`` refreshes everything within a second or
+two of a change made by another process, keeping unsaved edits.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 import ipywidgets as widgets
 
-from ...domain.models import Definition
+from ...domain.models import Definition, Stage
+from ...errors import NotFoundError
 from ...runtime.server import BackgroundServer
 from ...workspace.workspace import Workspace
 from ..serving import background_servers
+from .applications import ApplicationBar
+from .definition_list import DefinitionList, list_rows
 from .deploy import DeployPanel
-from .feedback import Status
+from .feedback import Confirm, Status
 from .form import DefinitionForm
+from .logs import LogsPanel
 from .manage import ManagePanel
+from .refresh import StorePoller
 from .resources import ResourcesPanel
 from .server_panel import ServerPanel
-from .table import DefinitionTable
 from .tester import TestPanel
 
-__all__ = ["Studio"]
+__all__ = ["TAB_TITLES", "Studio"]
+
+TAB_TITLES = ("Edit", "Test", "Deploy", "Logs", "Resources", "Server")
+_LOGS_TAB = TAB_TITLES.index("Logs")
+
+_STYLE = """<style>
+.nk-studio { width: 100%; min-width: 0; align-items: flex-start; }
+.nk-sidebar { flex: 0 0 270px; min-width: 220px; max-width: 320px; }
+.nk-tabs { flex: 1 1 auto; min-width: 0; }
+.nk-studio .widget-button, .nk-studio .jupyter-button { width: auto; min-width: max-content; }
+.nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
+.nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-tab {
+  flex: 0 0 auto; min-width: max-content; max-width: none; }
+.nk-studio .widget-hbox, .nk-studio .widget-vbox { gap: 4px 8px; }
+.nk-studio .widget-dropdown.nk-rollback-target { width: auto; }
+.nk-studio .widget-dropdown.nk-rollback-target select { width: auto; flex: 0 0 auto; }
+.nk-studio .widget-label { overflow: visible; text-overflow: clip; white-space: normal; }
+</style>"""
 
 
-class Studio(widgets.VBox):
+class Studio(widgets.HBox):
     """Pick an application, then list, create, edit, test, deploy and manage its definitions.
 
     ``server``: a background server already running for ``workspace`` (by default the one
-    ``workspace.serve()`` started in this process, if any).
+    ``workspace.serve()`` started in this process, if any). ``poll_interval``: seconds
+    between checks for changes made elsewhere (``None``: no background polling; call
+    ``refresh()`` yourself).
     """
 
-    def __init__(self, workspace: Workspace, server: BackgroundServer | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        server: BackgroundServer | None = None,
+        poll_interval: float | None = 1.0,
+    ) -> None:
         self.workspace = workspace
+        self.poller: StorePoller | None = None
+        self.current: Definition | None = None  # the saved definition open in the form
+        self._lock = threading.RLock()  # the poller's refresh against the user's clicks
         if server is None:
             running = background_servers(workspace)
             server = running[-1] if running else None
-        self.status = Status()
-        self.app_picker = widgets.Combobox(
-            description="Application",
-            placeholder="pick one or type a new ID",
-            ensure_option=False,
-            continuous_update=True,
+        self.server_panel = ServerPanel(workspace, server)
+        self.app_bar = ApplicationBar(workspace, request_switch=self._request_switch)
+        self.search = widgets.Text(placeholder="search labels", layout=widgets.Layout(width="auto"))
+        self.new = widgets.Button(
+            description="New definition", icon="plus", layout=widgets.Layout(width="auto")
         )
-        self.search = widgets.Text(description="Search", placeholder="label contains ...")
-        self.new = widgets.Button(description="New", icon="plus")
-        for widget, css in (
-            (self.app_picker, "nk-app-picker"),
-            (self.search, "nk-search"),
-            (self.new, "nk-new"),
-        ):
-            widget.add_class(css)
-        self.server_panel = ServerPanel(workspace, self.status, server)
-        self.table = DefinitionTable(workspace, on_pick=self._on_table_pick)
-        self.form = DefinitionForm(workspace, self.status, on_saved=self._on_form_saved)
-        self.tester = TestPanel(workspace, self.status, base_url=self.server_panel.base_url)
+        self.sidebar_status = Status("nk-sidebar-status")
+        self.discard_ask = Confirm(self.sidebar_status, "Discard changes", "nk-discard-ask")
+        self.discard_ask.layout.flex_flow = "row wrap"
+        self.discard_ask.cancel.on_click(self._on_discard_cancel_click)
+        self._after_cancel: Callable[[], None] | None = None
+        self.definitions = DefinitionList()
+        self.search.add_class("nk-search")
+        self.new.add_class("nk-new")
+        self.form = DefinitionForm(workspace, on_saved=self._on_form_saved, on_run=self._run_edited)
+        self.manage = ManagePanel(workspace, on_changed=self._on_manage_changed)
+        self.tester = TestPanel(
+            workspace, base_url=self.server_panel.base_url, draft=self.form.draft
+        )
         self.deploy = DeployPanel(
-            workspace,
-            self.status,
-            base_url=self.server_panel.base_url,
-            path_parameters=self.tester.path_parameters,
-            on_deployed=self._on_deploy_done,
+            workspace, base_url=self.server_panel.base_url, on_deployed=self._on_deployed
         )
-        self.manage = ManagePanel(workspace, self.status, on_changed=self._on_manage_changed)
-        self.resources = ResourcesPanel(workspace, self.status)
-        self.app_picker.observe(self._on_app_picker_value, names="value")
+        self.logs = LogsPanel(workspace)
+        self.resources = ResourcesPanel(workspace)
+        self.definitions.on_pick(self._on_definition_pick)
         self.search.observe(self._on_search_value, names="value")
         self.new.on_click(self._on_new_click)
-        super().__init__(
+        self.sidebar = widgets.VBox(
             [
-                widgets.HTML("<h3>notebook_kit studio</h3>"),
-                self.status,
-                widgets.HBox([self.app_picker, self.search, self.new]),
-                self.form.errors["app"],
-                self.table,
-                self.form,
-                self.tester,
-                self.deploy,
-                self.manage,
-                self.resources,
-                self.server_panel,
-            ]
+                self.app_bar,
+                widgets.HTML("<b>Definitions</b>"),
+                self.search,
+                self.new,
+                self.discard_ask,
+                self.sidebar_status,
+                self.definitions,
+            ],
+            layout=widgets.Layout(padding="0 8px 0 0"),
         )
+        self.sidebar.add_class("nk-sidebar")
+        edit = widgets.VBox([self.form, self.manage], layout=widgets.Layout(width="100%"))
+        panes = (edit, self.tester, self.deploy, self.logs, self.resources, self.server_panel)
+        self.tabs = widgets.Tab(children=panes, titles=TAB_TITLES)
+        self.tabs.add_class("nk-tabs")
+        self.tabs.observe(self._on_tabs_selected_index, names="selected_index")
+        super().__init__([widgets.HTML(_STYLE), self.sidebar, self.tabs])
         self.add_class("nk-studio")
-        apps = self._refresh_apps()
-        self.app_picker.value = apps[0] if apps else ""
-        self._show_app(self.app_picker.value)
+        self._show_app(self.app_bar.app)
+        self.poller = StorePoller(workspace, self.refresh, poll_interval or 1.0)
+        if poll_interval is not None:
+            self.poller.start()
 
     def __repr__(self) -> str:
         # The text a notebook stores next to the widget: stable (no keys, paths or ports),
@@ -90,77 +133,213 @@ class Studio(widgets.VBox):
 
     @property
     def app(self) -> str:
-        return self.app_picker.value.strip()
+        return self.app_bar.app
 
-    def _refresh_apps(self) -> list[str]:
-        apps = [a.id for a in self.workspace.applications()]
-        self.app_picker.options = apps
-        return apps
+    def close(self) -> None:
+        """Stop the background refresh (and the Logs tab's), then close the widgets."""
+        if self.poller is not None:
+            self.poller.stop()
+        if hasattr(self, "logs"):
+            self.logs.set_active(False)
+            self.logs.close()
+        super().close()
 
-    def _show_app(self, app: str, clear_form: bool = True) -> None:
-        """Show ``app`` with nothing picked: its table and an empty form (a draft of a new
-        definition is kept when ``clear_form`` is false)."""
-        if clear_form or self.form.editing is not None:
-            self.form.new()
+    # -- what is shown -----------------------------------------------------------------
+
+    def _show_app(self, app: str) -> None:
+        """Show ``app`` with a new, empty definition in the form."""
         self.form.app = app
-        self.table.refresh(app=app)
-        self._show_definition(None)
+        self.form.new()
+        self._open(None)
 
-    def _show_definition(self, definition: Definition | None) -> None:
+    def _open(self, definition: Definition | None) -> None:
         """Make ``definition`` the one every panel works on (None: a new one)."""
+        self.current = definition
+        self.sidebar_status.clear()
+        self._show_list()
         self.tester.load(definition)
         self.deploy.load(self.app, definition)
         self.manage.load(self.app, definition)
+        self.logs.load(self.app)
+
+    def _show_list(self) -> None:
+        app, search = self.app, self.search.value
+        try:
+            rows = self.workspace.definitions(app, search) if app else []
+            states = (
+                {row["id"]: [row[str(s)] for s in Stage] for row in self.workspace.listing(app)}
+                if app
+                else {}
+            )
+        except NotFoundError:
+            rows, states = [], {}
+        self.definitions.empty_text = (
+            "Create or pick an application first."
+            if not app
+            else "No definition matches the search."
+            if search
+            else "No definitions yet: New definition."
+        )
+        self.definitions.rows = list_rows(rows, states)
+        self.definitions.selected = self.current.id if self.current is not None else ""
 
     def select(self, app: str, api_id: str | None = None) -> None:
-        """Show ``app`` and, if given, put definition ``api_id`` in the form."""
-        self._refresh_apps()
-        if self.app_picker.value != app:
-            self.app_picker.value = app  # shows the app through _on_app_picker_value
-        else:
-            self._show_app(app)
+        """Show ``app`` and, if given, open its definition ``api_id`` (no question asked)."""
+        self.app_bar.refresh()
+        self.app_bar.show(app)
+        self._show_app(app)
         if api_id is not None:
             definition = self.workspace.get(app, api_id)
-            self.table.select(api_id)
             self.form.load(definition)
-            self._show_definition(definition)
+            self._open(definition)
+
+    def refresh(self) -> None:
+        """Re-read the store (another process may have changed it): the applications, the
+        list and its states, every panel; reload the open definition if it changed and
+        the form holds no unsaved edits, else say so next to Save."""
+        with self._lock:
+            self.app_bar.refresh()
+            if self.app and self.app not in {a.id for a in self.workspace.applications()}:
+                if not self.form.dirty:
+                    self.select(self.app_bar.app)
+                    return
+                self.form.save_status.info(f"application {self.app} was deleted elsewhere")
+            if self.current is not None:
+                try:
+                    saved: Definition | None = self.workspace.get(self.current.app, self.current.id)
+                except NotFoundError:
+                    saved = None
+                if saved != self.current:
+                    self._reconcile(saved)
+            self._show_list()
+            self.server_panel.refresh()
+            for panel in (self.tester, self.deploy, self.logs, self.resources):
+                panel.refresh()
+
+    def _reconcile(self, saved: Definition | None) -> None:
+        """The open definition changed elsewhere (``saved``: None if deleted there)."""
+        assert self.current is not None
+        name = f"{self.current.app} / {self.current.id}"
+        if self.form.dirty:
+            what = "deleted" if saved is None else "changed"
+            self.form.save_status.info(
+                f"{name} was {what} in another process; Save overwrites it with your edits"
+                if saved is not None
+                else f"{name} was deleted in another process; your edits are not saved"
+            )
+            if saved is not None:
+                self.current = saved
+                self.form.editing = saved
+            return
+        if saved is None:
+            self.form.new()
+            self._open(None)
+            self.form.save_status.info(f"{name} was deleted in another process")
+        else:
+            self.form.load(saved)
+            self._open(saved)
+            self.form.save_status.info(f"{name} was changed in another process: reloaded")
+
+    # -- asking before unsaved edits are lost ------------------------------------------
+
+    def _guard(
+        self, what: str, proceed: Callable[[], None], cancelled: Callable[[], None] | None = None
+    ) -> None:
+        """Run ``proceed`` now if the form is clean, else after "Discard changes"."""
+        self.discard_ask.close_question()
+        if not self.form.dirty:
+            proceed()
+            return
+        self._after_cancel = cancelled
+        name = self.current.id if self.current is not None else "the new definition"
+        self.discard_ask.ask(
+            f"Discard unsaved changes to {name} and {what}?", lambda: self._discarded(proceed)
+        )
+
+    def _discarded(self, proceed: Callable[[], None]) -> None:
+        with self._lock:
+            self._after_cancel = None
+            proceed()
+
+    def _on_discard_cancel_click(self, _button: widgets.Button) -> None:
+        after, self._after_cancel = self._after_cancel, None
+        self.sidebar_status.info("Kept your unsaved changes")
+        if after is not None:
+            after()
+
+    def _request_switch(self, app: str, proceed: Callable[[], None]) -> None:
+        """The application bar asks to show ``app``; ``proceed()`` makes it current."""
+        previous = self.app
+
+        def switch() -> None:
+            proceed()
+            self.search.value = ""
+            self._show_app(app)
+
+        with self._lock:
+            self._guard(
+                f"open application {app or '(none)'}", switch, lambda: self.app_bar.show(previous)
+            )
 
     # -- callbacks ---------------------------------------------------------------------
 
-    def _on_app_picker_value(self, change: dict[str, object]) -> None:
-        with self.status.working(self.new):
-            self._show_app(str(change["new"]).strip(), clear_form=False)
-
     def _on_search_value(self, change: dict[str, object]) -> None:
-        with self.status.working():
-            self.table.refresh(search=str(change["new"]))
+        with self._lock, self.sidebar_status.working():
+            self._show_list()
 
     def _on_new_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.new):
-            self.table.select(None)
+        def start_new() -> None:
             self._show_app(self.app)
-            self.status.ok(f"New definition in {self.app}" if self.app else "Choose an application")
+            self.tabs.selected_index = 0
+            self.sidebar_status.ok(
+                f"New definition in {self.app}" if self.app else "Create an application first"
+            )
 
-    def _on_table_pick(self, definition: Definition | None) -> None:
-        with self.status.working():
-            if definition is None:
-                self._show_app(self.app)
-                return
+        with self._lock, self.sidebar_status.working(self.new):
+            self._guard("start a new one", start_new)
+
+    def _on_definition_pick(self, api_id: str) -> None:
+        def open_it() -> None:
+            definition = self.workspace.get(self.app, api_id)
             self.form.load(definition)
-            self._show_definition(definition)
+            self._open(definition)
+
+        with self._lock, self.sidebar_status.working():
+            self._guard(f"open {api_id}", open_it)
+
+    def _run_edited(self) -> None:
+        """Ctrl/Cmd+Enter in an editor: run the edited version in the Test tab."""
+        self.tabs.selected_index = TAB_TITLES.index("Test")
+        self.tester.run_edited()
 
     def _on_form_saved(self, definition: Definition) -> None:
-        self._refresh_apps()
-        if self.app != definition.app:
-            self.app_picker.value = definition.app
-        self.table.refresh(app=definition.app)
-        self.table.select(definition.id)
-        self.form.load(definition)
-        self._show_definition(definition)
+        with self._lock:
+            self.app_bar.refresh()
+            if self.app != definition.app:
+                self.app_bar.show(definition.app)
+            self._open(definition)
+            if self.poller is not None:  # our own change: shown already
+                self.poller.stamp = self.workspace.change_stamp()
 
-    def _on_deploy_done(self) -> None:
-        self.table.refresh()
+    def _on_deployed(self) -> None:
+        self._show_list()
         self.resources.refresh()
+        self.logs.refresh()
 
     def _on_manage_changed(self, app: str, api_id: str | None) -> None:
-        self.select(app, api_id)
+        """After a copy or an import, show what it made (asking first if that would drop
+        unsaved edits); after a delete of the open definition, there is nothing to keep."""
+        current = self.current
+        gone = current is None or not any(
+            d.id == current.id for d in self.workspace.definitions(current.app)
+        )
+        with self._lock:
+            if gone:
+                self.select(app, api_id)
+            else:
+                self._guard(
+                    f"open {app} / {api_id or ''}".rstrip(" /"), lambda: self.select(app, api_id)
+                )
+
+    def _on_tabs_selected_index(self, change: dict[str, object]) -> None:
+        self.logs.set_active(change["new"] == _LOGS_TAB)

@@ -1,103 +1,71 @@
-"""``TestPanel``: API Gateway's "Test invoke" for the saved definition, and "Send to dev"."""
+"""``TestPanel``: call one definition the way Postman would, in-process or on the dev URL.
+
+Run saved runs the definition as saved; Run edited runs the form's draft (unsaved edits
+included) without saving it; Send to dev calls the live dev URL through the running server
+with the dev key. Each shows the status (coloured by class), the duration of the whole run,
+which version ran, the response headers, the body (JSON indented), what the action printed
+and its traceback, and lands in the history, from where it can be run again.
+"""
 
 from __future__ import annotations
 
-import json
+import html
 import time
 from collections.abc import Callable, Mapping
-from http import HTTPStatus
+from dataclasses import replace
 from urllib.parse import quote
 
 import ipywidgets as widgets
 
-from ...domain.actions import Invocation
 from ...domain.models import Definition, Stage, endpoint_url
-from ...errors import NotebookKitError, ValidationError
+from ...errors import NotebookKitError, NotFoundError, ValidationError
 from ...workspace.workspace import Workspace
+from .answer import format_result, parse_headers, phrase
+from .copy import CopyButton
+from .curl import request_curl
 from .feedback import Status, show_text
+from .history import (
+    VERSION_LABELS,
+    TestCall,
+    TestHistory,
+    format_duration,
+    status_class,
+    status_colour,
+    wrapping,
+)
 
 __all__ = ["TestPanel", "format_result", "parse_headers"]
 
-
-def parse_headers(text: str) -> dict[str, str]:
-    """``Name: value`` lines (blank lines skipped) as a dict."""
-    headers: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not name.strip() or " " in name.strip():
-            raise ValidationError(
-                f"header line {number} {line!r} must be written 'Name: value'", field="headers"
-            )
-        headers[name.strip()] = value.strip()
-    return headers
+_NO_DEFINITION = "<h4>Test</h4><i>Save or pick a definition to test it.</i>"
 
 
-def _pretty(body: bytes, content_type: str | None) -> str:
-    text = body.decode("utf-8", "replace")
-    if "json" in (content_type or "") or text[:1] in ("{", "["):
-        try:
-            return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-        except ValueError:
-            pass
-    return text
-
-
-def format_result(
-    status: int,
-    headers: Mapping[str, str],
-    body: bytes,
-    content_type: str | None,
-    duration_ms: float,
-    stdout: str = "",
-    error: str | None = None,
-) -> str:
-    """What the panel shows for one call."""
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = ""
-    lines = [f"Status {status} {phrase} · {duration_ms:.1f} ms".replace("  ", " "), ""]
-    if content_type:
-        lines.append(f"Content-Type: {content_type}")
-    lines += [
-        f"{name}: {value}" for name, value in headers.items() if name.lower() != "content-type"
-    ]
-    lines += ["", _pretty(body, content_type) if body else "(empty body)"]
-    if stdout:
-        lines += ["", "--- printed by the action ---", stdout.rstrip("\n")]
-    if error:
-        lines += ["", "--- traceback ---", error.rstrip("\n")]
-    return "\n".join(lines) + "\n"
-
-
-def _invocation_text(result: Invocation) -> str:
-    return format_result(
-        result.status,
-        result.headers,
-        result.body,
-        result.content_type,
-        result.duration_ms,
-        result.stdout,
-        result.error,
+def _fill(definition: Definition, values: Mapping[str, str]) -> str:
+    """The resource with the path parameters given filled in (the others left as {name})."""
+    return "/".join(
+        quote(values[s[1:-1]], safe="") if s.startswith("{") and values.get(s[1:-1]) else s
+        for s in definition.segments
     )
 
 
 class TestPanel(widgets.VBox):
-    """Inputs for one call of ``definition``; runs it in-process or against the dev URL."""
+    """The Test tab. ``draft()`` returns the definition as edited in the form (unsaved);
+    ``base_url()`` the server the dev URL is on."""
 
     __test__ = False  # not a pytest test class
 
     def __init__(
-        self, workspace: Workspace, status: Status, base_url: Callable[[], str] | None = None
+        self,
+        workspace: Workspace,
+        base_url: Callable[[], str],
+        draft: Callable[[], Definition],
     ) -> None:
         self.workspace = workspace
-        self.status = status
-        self.base_url = base_url or (lambda: "http://127.0.0.1:8000")
+        self.base_url = base_url
+        self.draft = draft
         self.definition: Definition | None = None
         self.params: dict[str, widgets.Text] = {}
-        self.title = widgets.HTML("<h4>Test</h4><i>Save or pick a definition to test it.</i>")
+        self.title = widgets.HTML(_NO_DEFINITION)
+        self.request = widgets.HTML()
         self.param_box = widgets.VBox()
         self.param_box.add_class("nk-test-params")
         self.query = widgets.Text(description="Query", placeholder="a=1&b=2")
@@ -105,116 +73,267 @@ class TestPanel(widgets.VBox):
             description="Headers", placeholder="Content-Type: application/json"
         )
         self.body = widgets.Textarea(description="Body", placeholder='{"arg1": 1}')
-        self.run = widgets.Button(description="Test", button_style="success", icon="play")
-        self.send_dev = widgets.Button(description="Send to dev", icon="paper-plane")
+        auto = widgets.Layout(width="auto")
+        self.saved_button = widgets.Button(
+            description="Run saved", button_style="success", icon="play", layout=auto
+        )
+        self.edited_button = widgets.Button(
+            description="Run edited", button_style="warning", icon="play", layout=auto
+        )
+        self.dev_button = widgets.Button(description="Send to dev", icon="paper-plane", layout=auto)
+        self.message = Status("nk-test-message")
+        self.status = widgets.HTML()
+        self.duration = widgets.HTML()
+        self.version = widgets.HTML()
         self.output = widgets.Output()
+        self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
+        self.curl_reveal = widgets.ToggleButton(
+            description="Reveal key", icon="eye", layout=auto, value=False
+        )
+        self.curl_copy = CopyButton()
+        for fixed in (self.curl_reveal, self.curl_copy):  # the textarea takes the rest
+            fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"
+        self.history = TestHistory(on_rerun=self.rerun)
         for widget, css in (
+            (self.request, "nk-test-request"),
             (self.query, "nk-test-query"),
             (self.headers, "nk-test-headers"),
             (self.body, "nk-test-body"),
-            (self.run, "nk-test-run"),
-            (self.send_dev, "nk-test-send-dev"),
+            (self.saved_button, "nk-test-run-saved"),
+            (self.edited_button, "nk-test-run-edited"),
+            (self.dev_button, "nk-test-send-dev"),
+            (self.status, "nk-test-status"),
+            (self.duration, "nk-test-duration"),
+            (self.version, "nk-test-version"),
             (self.output, "nk-test-output"),
+            (self.curl, "nk-test-curl"),
+            (self.curl_reveal, "nk-test-curl-reveal"),
         ):
             widget.add_class(css)
-        self.run.on_click(self._on_run_click)
-        self.send_dev.on_click(self._on_send_dev_click)
-        self.run.disabled = self.send_dev.disabled = True
+        self.saved_button.on_click(self._on_saved_button_click)
+        self.edited_button.on_click(self._on_edited_button_click)
+        self.dev_button.on_click(self._on_dev_button_click)
+        for widget in (self.query, self.headers, self.body, self.curl_reveal):
+            widget.observe(self._on_request_value, names="value")
+        self.curl_reveal.observe(self._on_curl_reveal_value, names="value")
+        self.saved_button.disabled = self.dev_button.disabled = True
         super().__init__(
             [
                 self.title,
+                self.request,
                 self.param_box,
                 self.query,
                 self.headers,
                 self.body,
-                widgets.HBox([self.run, self.send_dev]),
+                wrapping(self.saved_button, self.edited_button, self.dev_button, self.message),
+                wrapping(self.status, self.duration, self.version),
                 self.output,
+                widgets.HTML("<b>curl</b> <i>(the dev URL with the dev key)</i>"),
+                widgets.HBox([self.curl, self.curl_reveal, self.curl_copy]),
+                self.history,
             ]
         )
         self.add_class("nk-test")
 
+    @property
+    def buttons(self) -> tuple[widgets.Button, ...]:
+        return (self.saved_button, self.edited_button, self.dev_button)
+
+    # -- what is tested ----------------------------------------------------------------
+
     def load(self, definition: Definition | None) -> None:
-        """Test ``definition`` (one input per path parameter; values kept by name)."""
+        """Test ``definition`` (the saved one, None for a new one): one input per path
+        parameter, values kept by name."""
         self.definition = definition
-        self.run.disabled = self.send_dev.disabled = definition is None
+        self.saved_button.disabled = self.dev_button.disabled = definition is None
         if definition is None:
-            self.title.value = "<h4>Test</h4><i>Save or pick a definition to test it.</i>"
+            self.title.value = _NO_DEFINITION
             self.param_box.children = ()
+            self.params = {}
+            self._show_request()
             return
-        self.title.value = f"<h4>Test {definition.method} /{definition.resource}</h4>"
+        self.title.value = (
+            f"<h4>Test {html.escape(definition.app)} / {html.escape(definition.id)}</h4>"
+        )
         old = {name: text.value for name, text in self.params.items()}
         self.params = {}
         for name in definition.path_parameters:
             text = widgets.Text(value=old.get(name, ""), description=f"{{{name}}}")
             text.add_class("nk-test-param")
             text.add_class(f"nk-test-param-{name}")
+            text.observe(self._on_request_value, names="value")
             self.params[name] = text
         self.param_box.children = tuple(self.params.values())
+        self._show_request()
+
+    def refresh(self) -> None:
+        """Read the saved definition again (another process may have changed it)."""
+        d = self.definition
+        if d is None:
+            return
+        try:
+            self.load(self.workspace.get(d.app, d.id))
+        except NotFoundError:
+            self.load(None)  # deleted meanwhile
 
     def path_parameters(self) -> dict[str, str]:
         return {name: text.value for name, text in self.params.items()}
 
-    def _current(self) -> Definition:
-        if self.definition is None:
-            raise ValidationError("save or pick a definition first")
-        return self.definition
+    def _query(self) -> str:
+        return self.query.value.strip().lstrip("?")
 
-    def _on_run_click(self, _button: widgets.Button) -> None:
-        with self.status.working(self.run, self.send_dev):
-            d = self._current()
-            result = self.workspace.invoke(
-                d.app,
-                d.id,
-                path_parameters=self.path_parameters(),
-                query=self.query.value.strip().lstrip("?"),
-                headers=parse_headers(self.headers.value),
-                body=self.body.value,
-            )
-            show_text(self.output, _invocation_text(result))
-            outcome = "raised an error" if result.error else f"answered {result.status}"
-            self.status.ok(f"Test of {d.id} (saved, in-process) {outcome}")
+    def url_of(self, definition: Definition, values: Mapping[str, str], query: str) -> str:
+        """The dev URL of ``definition`` with ``values`` filled in and ``query`` appended."""
+        url = endpoint_url(self.base_url(), Stage.DEV, definition.app, _fill(definition, values))
+        return f"{url}?{query}" if query else url
 
     def dev_url(self) -> str:
-        """The dev URL of the definition with the path parameters filled in."""
-        d = self._current()
+        """The dev URL of the saved definition; every path parameter needs a value."""
+        d = self._saved()
         values = self.path_parameters()
         missing = [name for name in d.path_parameters if not values.get(name)]
         if missing:
             raise ValidationError(
                 f"give a value for the path parameter {{{missing[0]}}}", field="path_parameters"
             )
-        resource = "/".join(
-            quote(values[s[1:-1]], safe="") if s.startswith("{") else s for s in d.segments
-        )
-        url = endpoint_url(self.base_url(), Stage.DEV, d.app, resource)
-        query = self.query.value.strip().lstrip("?")
-        return f"{url}?{query}" if query else url
+        return self.url_of(d, values, self._query())
 
-    def _on_send_dev_click(self, _button: widgets.Button) -> None:
+    def _show_request(self) -> None:
+        """The request line (method and full URL) and the curl of the current inputs."""
+        d = self.definition
+        if d is None:
+            self.request.value = self.curl.value = self.curl_copy.text = ""
+            return
+        url = self.url_of(d, self.path_parameters(), self._query())
+        self.request.value = (
+            f'<code><b>{d.method}</b> <span class="nk-test-url">{html.escape(url)}</span></code>'
+        )
+        try:
+            headers = parse_headers(self.headers.value)
+        except ValidationError:
+            headers = {}  # half-typed headers: the curl line waits for them
+        key = self.workspace.keys()["dev"] if d.requires_auth else None
+        self.curl.value = request_curl(
+            d.method, url, headers, self.body.value, key, self.curl_reveal.value
+        )
+        self.curl_copy.text = request_curl(d.method, url, headers, self.body.value, key, True)
+
+    def _on_request_value(self, _change: dict[str, object]) -> None:
+        self._show_request()
+
+    def _on_curl_reveal_value(self, change: dict[str, object]) -> None:
+        self.curl_reveal.description = "Hide key" if change["new"] else "Reveal key"
+
+    # -- running -----------------------------------------------------------------------
+
+    def _saved(self) -> Definition:
+        if self.definition is None:
+            raise ValidationError("save the definition first (Run edited runs it unsaved)")
+        return self.definition
+
+    def _call(self, version: str, definition: Definition) -> TestCall:
+        """A call of ``definition`` with the panel's current inputs (not sent yet)."""
+        values = self.path_parameters()
+        headers = parse_headers(self.headers.value)
+        url = self.url_of(definition, values, self._query())
+        return TestCall(
+            version, definition, values, self._query(), headers, self.body.value, url, 0, 0.0
+        )
+
+    def _execute(self, call: TestCall) -> None:
+        """Send ``call`` again (its version decides how), show the answer, add it to the
+        history."""
+        raised = False
+        if call.version == "dev":
+            done, text = self._send_dev(call)
+        else:
+            d = call.definition
+            request = {"path_parameters": call.path_parameters, "headers": call.headers}
+            if call.version == "saved":
+                result = self.workspace.invoke(
+                    d.app, d.id, **request, query=call.query, body=call.body
+                )
+            else:
+                result = self.workspace.invoke_draft(d, **request, query=call.query, body=call.body)
+            done = replace(call, status=result.status, duration_ms=result.duration_ms)
+            text = format_result(
+                result.headers, result.body, result.content_type, result.stdout, result.error
+            )
+            raised = result.error is not None
+        self._show(done, text)
+        self.history.add(done)
+        outcome = "raised an error" if raised else f"answered {done.status}"
+        self.message.ok(f"{call.definition.id}: {VERSION_LABELS[call.version]}, {outcome}")
+
+    def _send_dev(self, call: TestCall) -> tuple[TestCall, str]:
         import httpx
 
-        with self.status.working(self.run, self.send_dev):
-            d = self._current()
-            url = self.dev_url()
-            headers = {
-                "x-api-key": self.workspace.keys()["dev"],
-                **parse_headers(self.headers.value),
-            }
-            started = time.perf_counter()
-            try:
-                answer = httpx.request(
-                    d.method, url, headers=headers, content=self.body.value.encode(), timeout=30
-                )
-            except httpx.HTTPError as exc:
-                raise NotebookKitError(
-                    f"cannot reach {url}: {exc}; start the server in the Server panel"
-                ) from None
-            took = (time.perf_counter() - started) * 1000
-            content_type = answer.headers.get("content-type")
-            shown = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
-            show_text(
-                self.output,
-                f"{d.method} {url}\n"
-                + format_result(answer.status_code, shown, answer.content, content_type, took),
+        d = call.definition
+        url = self.url_of(d, call.path_parameters, call.query)
+        missing = [name for name in d.path_parameters if not call.path_parameters.get(name)]
+        if missing:
+            raise ValidationError(
+                f"give a value for the path parameter {{{missing[0]}}}", field="path_parameters"
             )
-            self.status.ok(f"dev answered {answer.status_code}")
+        headers = {"x-api-key": self.workspace.keys()["dev"], **call.headers}
+        started = time.perf_counter()
+        try:
+            answer = httpx.request(
+                d.method, url, headers=headers, content=call.body.encode(), timeout=30
+            )
+        except httpx.HTTPError as exc:
+            raise NotebookKitError(
+                f"cannot reach {url}: {exc}; start the server in the Server tab"
+            ) from None
+        took = (time.perf_counter() - started) * 1000
+        shown = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
+        text = format_result(shown, answer.content, answer.headers.get("content-type"))
+        return replace(call, url=url, status=answer.status_code, duration_ms=took), text
+
+    def _show(self, call: TestCall, text: str) -> None:
+        for cls in ("2xx", "3xx", "4xx", "5xx"):
+            self.status.remove_class(f"nk-status-{cls}")
+        self.status.add_class(f"nk-status-{status_class(call.status)}")
+        said = phrase(call.status)
+        self.status.value = (
+            f'<b style="color:{status_colour(call.status)}">{call.status} {said}</b>'.replace(
+                " </b>", "</b>"
+            )
+        )
+        self.duration.value = f"<span>{format_duration(call.duration_ms)}</span>"
+        self.version.value = f"<i>{VERSION_LABELS[call.version]}</i>"
+        show_text(self.output, f"{call.method} {call.url}\n\n{text}")
+
+    def run_saved(self) -> None:
+        """Run the saved definition with the current inputs (a refusal shows beside the
+        buttons)."""
+        with self.message.working(*self.buttons):
+            self._execute(self._call("saved", self._saved()))
+
+    def run_edited(self) -> None:
+        """Run the form's draft, unsaved edits included (Ctrl/Cmd+Enter in the editor)."""
+        with self.message.working(*self.buttons):
+            self._execute(self._call("edited", self.draft()))
+
+    def send_to_dev(self) -> None:
+        """Call the live dev URL of the saved definition through the running server."""
+        with self.message.working(*self.buttons):
+            self._execute(self._call("dev", self._saved()))
+
+    def rerun(self, call: TestCall) -> None:
+        """Run ``call`` again: the saved definition as saved now, the same draft, or the
+        dev URL again."""
+        with self.message.working(*self.buttons):
+            if call.version == "saved":
+                d = call.definition
+                call = replace(call, definition=self.workspace.get(d.app, d.id))
+            self._execute(call)
+
+    def _on_saved_button_click(self, _button: widgets.Button) -> None:
+        self.run_saved()
+
+    def _on_edited_button_click(self, _button: widgets.Button) -> None:
+        self.run_edited()
+
+    def _on_dev_button_click(self, _button: widgets.Button) -> None:
+        self.send_to_dev()

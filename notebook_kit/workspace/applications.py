@@ -1,0 +1,59 @@
+"""Applications as a whole: renaming one's label, and what deleting one takes with it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..domain.models import Application, Stage
+from ..errors import NotFoundError
+from ..store.store import Store
+
+__all__ = ["Deletion", "deletion_impact", "rename_application"]
+
+
+def rename_application(store: Store, app: str, label: str) -> Application:
+    """Give ``app`` a new label (blank: its ID, as at creation); its ID never changes.
+
+    The label shows in exports and in the OpenAPI title of the next deploy; what is live
+    keeps the label it was deployed with.
+    """
+    with store.transaction():
+        found = store.get_application(app)
+        if found is None:
+            raise NotFoundError(f"no application {app!r}")
+        record = Application(found.id, label, found.type)
+        store.put_application(record)
+        store.bump_generation()  # other studios and servers notice the change
+    return record
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """What ``Workspace.delete_application(app)`` would remove: its saved definitions and
+    the stages it is live on (undeployed there). Its deployment history stays."""
+
+    app: str
+    definitions: int
+    live_stages: tuple[str, ...]
+
+    def describe(self) -> str:
+        """The sentence a person reads before confirming."""
+        count = f"{self.definitions} definition{'s' if self.definitions != 1 else ''}"
+        live = (
+            f"it is undeployed from {' and '.join(self.live_stages)}"
+            if self.live_stages
+            else "nothing of it is live"
+        )
+        return f"Delete application {self.app}: its {count} go and {live} (history stays)."
+
+
+def deletion_impact(store: Store, app: str) -> Deletion:
+    """What deleting ``app`` removes; refused (NotFoundError) for an unknown application."""
+    if store.get_application(app) is None:
+        raise NotFoundError(f"no application {app!r}")
+    live = {(str(stage), live_app) for stage, live_app, _, _ in store.live_snapshots()}
+    return Deletion(
+        app,
+        len(store.list_definitions(app)),
+        tuple(str(s) for s in Stage if (str(s), app) in live),
+    )

@@ -1,0 +1,80 @@
+"""The request log as people read it: which application a request went to, its status
+class, and the filters the Logs tab and the notebook offer.
+
+A logged row holds the stage, method, raw path, status, duration and time. The
+application is the path's second segment (``/{stage}/{app}/{resource...}``) when the first
+one names a stage; a request outside the stages (``/openapi.json``, a typo) has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..domain.models import Stage
+from ..errors import ValidationError
+
+__all__ = ["STATUS_CLASSES", "filter_requests", "request_app", "status_class", "with_apps"]
+
+#: The status classes, in the order the charts stack them.
+STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
+_STAGES = frozenset(str(stage) for stage in Stage)
+
+
+def request_app(stage: str, path: str) -> str:
+    """The application a logged request addressed ('' when it addressed none)."""
+    if stage not in _STAGES:
+        return ""
+    parts = path.split("?", 1)[0].split("/")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def status_class(status: int) -> str:
+    """'2xx' for 200 to 299 and so on; 1xx answers count with 2xx (none is logged today)."""
+    if status >= 500:
+        return "5xx"
+    if status >= 400:
+        return "4xx"
+    if status >= 300:
+        return "3xx"
+    return "2xx"
+
+
+def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Log rows with their ``app`` (after ``stage``) added."""
+    return [
+        {
+            "at": row["at"],
+            "stage": row["stage"],
+            "app": request_app(row["stage"], row["path"]),
+            "method": row["method"],
+            "path": row["path"],
+            "status": row["status"],
+            "duration_ms": row["duration_ms"],
+        }
+        for row in rows
+    ]
+
+
+def filter_requests(
+    rows: Iterable[Mapping[str, Any]],
+    stage: str | None = None,
+    app: str | None = None,
+    status: str | None = None,
+) -> list[Mapping[str, Any]]:
+    """The rows (with ``app``) of ``stage``, ``app`` and status class ``status``; None (or
+    '') keeps every value. An unknown stage or status class is refused."""
+    if stage and stage not in _STAGES:
+        raise ValidationError(f"stage must be 'dev' or 'prod', not {stage!r}", field="stage")
+    if status and status not in STATUS_CLASSES:
+        raise ValidationError(
+            f"status class must be one of {', '.join(STATUS_CLASSES)}, not {status!r}",
+            field="status",
+        )
+    return [
+        row
+        for row in rows
+        if (not stage or row["stage"] == stage)
+        and (not app or row["app"] == app)
+        and (not status or status_class(row["status"]) == status)
+    ]
