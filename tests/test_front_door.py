@@ -22,7 +22,7 @@ from notebook_kit.runtime.server import ServerProcess
 
 APP = "front"
 REDEPLOYS = 6
-WORKERS = 1  # Sanic workers per node
+WORKERS = 2  # Sanic workers per node
 DRAFT = 999  # saved after the last deploy and never deployed: never answered
 SETTLE = 1.0  # the promise: live on every node within a second
 

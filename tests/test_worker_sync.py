@@ -170,3 +170,76 @@ def test_a_worker_serves_the_committed_state_even_after_building_a_newer_one(
     assert runtime.catch_up() is g2
     assert served() == version_action(3)
     runtime.leave_node()
+
+
+def test_a_worker_joining_behind_the_node_builds_before_its_first_request(
+    tmp_path: Path,
+) -> None:
+    """A worker (re)started with a state older than the node serves (it built before a
+    deploy the others have) must not answer from it: ``settle`` builds the newest first."""
+    import asyncio
+
+    from notebook_kit.runtime.app import Runtime
+
+    workspace = Workspace(tmp_path / "home")
+    workspace.create_application(APP)
+    workspace.create(APP, "v", label="v", method="GET", resource="v", action=version_action(1))
+    workspace.deploy(APP, "dev")
+    runtime = Runtime(workspace)  # built generation G
+    shared, lock = allocate(2)
+    other = WorkerSync(shared, lock)
+    other._pid = -1
+    workspace.edit(APP, "v", action=version_action(2))
+    workspace.deploy(APP, "dev")
+    newer = workspace.store.generation()
+    assert other.join(newer) and other.built(newer) == newer  # the node serves G+1
+    runtime.join_node(shared, lock)
+    assert runtime.live.generation < newer
+    asyncio.run(runtime.settle(timeout=5))
+    assert runtime.live.generation == newer
+    runtime.leave_node()
+
+
+def test_a_worker_joining_ahead_of_the_node_waits_for_the_others(tmp_path: Path) -> None:
+    """A worker started after a deploy the other workers have not built yet must not
+    answer from it before they can: ``settle`` waits until the node commits it (the
+    others are told through the target), and gives up only after its timeout."""
+    import asyncio
+    import threading
+    import time
+
+    from notebook_kit.runtime.app import Runtime
+
+    workspace = Workspace(tmp_path / "home")
+    workspace.create_application(APP)
+    workspace.create(APP, "v", label="v", method="GET", resource="v", action=version_action(1))
+    workspace.deploy(APP, "dev")
+    older = workspace.store.generation()
+    shared, lock = allocate(2)
+    other = WorkerSync(shared, lock)
+    other._pid = -1
+    assert other.join(older) and other.built(older) == older
+    workspace.edit(APP, "v", action=version_action(2))
+    workspace.deploy(APP, "dev")
+    runtime = Runtime(workspace)  # built the newer generation
+    runtime.join_node(shared, lock)
+    assert runtime.sync is not None and runtime.live.generation > older
+
+    def the_other_catches_up() -> None:
+        deadline = time.monotonic() + 5
+        while other.target <= older and time.monotonic() < deadline:
+            other.beat()
+            time.sleep(0.01)
+        time.sleep(0.3)  # building
+        other.built(other.target)
+
+    started = time.monotonic()
+    helper = threading.Thread(target=the_other_catches_up)
+    helper.start()
+    asyncio.run(runtime.settle(timeout=5))
+    waited = time.monotonic() - started
+    committed_when_ready = runtime.sync.committed
+    helper.join()
+    assert committed_when_ready == runtime.live.generation
+    assert 0.25 < waited < 4, waited  # it waited for the other, not for the timeout
+    runtime.leave_node()

@@ -149,6 +149,28 @@ class Runtime:
         if sync.join(self._prepared.generation):
             self.sync, self._committed = sync, shared
 
+    async def settle(self, timeout: float) -> None:
+        """Before this worker's first request: be on the node's committed generation. A
+        worker (re)started while the store moved on has built a state the others do not
+        serve yet, or an older one than they do; answering from either would flap. So:
+        behind, build the newest; ahead, wait (up to ``timeout``) until the others, told
+        through the target, have built it too."""
+        sync = self.sync
+        if sync is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            built = self._prepared.generation
+            committed = sync.built(built)
+            if committed > built or sync.target > built:
+                await self._reload(loop)
+            elif committed == built:
+                self.catch_up()
+                return
+            else:
+                await asyncio.sleep(0.02)
+
     def leave_node(self) -> None:
         if self.sync is not None:
             self.sync.leave()

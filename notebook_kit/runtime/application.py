@@ -26,7 +26,7 @@ from .reserved import runtime_answer
 from .store_guard import protect_store
 from .store_link import flush_quietly
 from .watchdog import StuckWorker
-from .worker_sync import allocate
+from .worker_sync import STALE_MS, allocate
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -105,6 +105,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         shared = getattr(app.shared_ctx, "nk_sync", None)
         if shared is not None:
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
+            await runtime.settle(timeout=STALE_MS / 1000 + 1)
         loop = asyncio.get_running_loop()
         runtime.relay = Relay(
             loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
