@@ -5,8 +5,8 @@ each command a fresh interpreter (``python -m notebook_kit``) with ``PYTHONPATH`
 the tree, so the figures share the machine's noise. Prints the median wall time per
 command and tree, and the ratio baseline / candidate (above 1: the candidate is faster).
 
-    git worktree add /tmp/nk-baseline 38ceab9     # the flat package, before the layout
-    python bench/cli_startup.py --baseline /tmp/nk-baseline --rounds 15
+    git worktree add ../nk-baseline 38ceab9     # the flat package, before the layout
+    python bench/cli_startup.py --baseline ../nk-baseline --rounds 15
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ entries (a server at 10 req/s flushes about one entry per 0.1 s batch), then tim
 appends, each trimming the log back to 10,000. Each tree runs in its own interpreter
 (``PYTHONPATH``), rounds interleaved; prints the median milliseconds per append.
 
-    git worktree add /tmp/nk-baseline 38ceab9
-    python bench/request_log.py --baseline /tmp/nk-baseline
+    git worktree add ../nk-baseline 38ceab9
+    python bench/request_log.py --baseline ../nk-baseline
 """
 
 from __future__ import annotations
