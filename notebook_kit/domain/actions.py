@@ -1,44 +1,31 @@
-"""Compiling and running actions.
+"""Compiling actions.
 
 An action's source is the body of a function ``(req, res)``; ``const``, ``fn``, ``db`` and
 the user functions are globals of the definition's own namespace. Compiling turns the
 source into that function once (at deploy, or when a test run starts), so a request only
 makes ``req`` and ``res`` and calls it. An action that uses ``await`` at its top level
-becomes a coroutine function and is awaited.
+becomes a coroutine function and is awaited. Running one in this process on a test
+request is ``test_runs``; the runtime calls it itself.
 """
 
 from __future__ import annotations
 
 import ast
-import asyncio
 import builtins
-import contextlib
-import io
-import json
 import linecache
 import sys
-import threading
-import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
-
-from multidict import CIMultiDict
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ActionSyntaxError, ValidationError
-from .messages import ActionRequest, ActionResponse, render_response
 from .models import Definition
 
-__all__ = [
-    "CompiledAction",
-    "Invocation",
-    "check_sources",
-    "compile_action",
-    "invoke",
-    "test_request",
-]
+if TYPE_CHECKING:  # the request and response types: the CLI compiles without loading them
+    from .messages import ActionRequest, ActionResponse
+
+__all__ = ["CompiledAction", "check_sources", "compile_action"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -156,95 +143,3 @@ def compile_action(definition: Definition, env: Mapping[str, Any]) -> CompiledAc
     module, is_async = _wrap_as_function(tree, f"<action {name}>")
     exec(compile(module, f"<action {name}>", "exec"), namespace)
     return CompiledAction(definition, namespace.pop("__action__"), is_async)
-
-
-@dataclass(frozen=True)
-class Invocation:
-    """The outcome of a test run: what a caller would get, plus what only a developer sees."""
-
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    content_type: str | None
-    duration_ms: float
-    stdout: str
-    error: str | None = None
-
-    @property
-    def text(self) -> str:
-        return self.body.decode("utf-8", "replace")
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-def _call(action: CompiledAction, req: ActionRequest, res: ActionResponse) -> None:
-    if not action.is_async:
-        action.run(req, res)
-        return
-    outcome: list[BaseException] = []
-
-    def in_own_loop() -> None:  # a notebook's thread already runs a loop
-        try:
-            asyncio.run(action.run(req, res))
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=in_own_loop, name="notebook-kit-invoke")
-    thread.start()
-    thread.join()
-    if outcome:
-        raise outcome[0]
-
-
-def invoke(action: CompiledAction, req: ActionRequest) -> Invocation:
-    """Run ``action`` in this process on ``req``, capturing its output and any traceback.
-
-    This is the studio's "Test" button: it needs no server and no deploy. Authentication
-    is not checked here; the runtime does that.
-    """
-    res = ActionResponse(action.content_type)
-    printed = io.StringIO()
-    started = time.perf_counter()
-    error = None
-    try:
-        with contextlib.redirect_stdout(printed):
-            _call(action, req, res)
-        status, wire_headers, body, content_type = render_response(res)
-        headers = {name: str(value) for name, value in wire_headers.items()}
-    except Exception as exc:
-        error = "".join(traceback.format_exception(exc))
-        status, headers, content_type = 500, {}, "application/json"
-        body = json.dumps(
-            {"message": "Internal server error", "error": f"{type(exc).__name__}: {exc}"}
-        ).encode()
-    elapsed = (time.perf_counter() - started) * 1000
-    return Invocation(status, headers, body, content_type, elapsed, printed.getvalue(), error)
-
-
-def test_request(
-    definition: Definition,
-    path_parameters: Mapping[str, str],
-    query: str | Mapping[str, str],
-    headers: Mapping[str, str],
-    body: str | bytes,
-) -> ActionRequest:
-    """The ``req`` of a test run (stage ``test``): every path parameter needs a value."""
-    from urllib.parse import urlencode
-
-    params = {name: str(path_parameters.get(name, "")) for name in definition.path_parameters}
-    missing = [name for name, value in params.items() if not value]
-    if missing:
-        raise ValidationError(
-            f"give a value for the path parameter {{{missing[0]}}}", field="path_parameters"
-        )
-    resource = "/".join(params[s[1:-1]] if s.startswith("{") else s for s in definition.segments)
-    return ActionRequest(
-        httpMethod=definition.method,
-        path=f"/test/{definition.app}/{resource}",
-        stage="test",
-        headers=CIMultiDict(headers),
-        pathParameters=params,
-        query_string=query if isinstance(query, str) else urlencode(query),
-        body=body,
-    )

@@ -1,9 +1,8 @@
 """``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
 
 Every rule lives here or below: validation, deploy snapshots, resource counts, keys,
-import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store
-(``workspace.sqlite3``, unless a PostgreSQL store URL names a shared one) and the
-execution environment's database (``environment.sqlite3``).
+import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store (its
+``workspace.sqlite3``, or a shared PostgreSQL one) and ``environment.sqlite3``.
 
 The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) are one-line
 delegations to the faces that own them (``notebook/``), imported on first use. The faces
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..domain import exchange, routing
-from ..domain.actions import CompiledAction, Invocation, compile_action
+from ..domain.actions import CompiledAction, compile_action
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
 from ..errors import ConflictError, NotFoundError
@@ -31,7 +30,6 @@ from .diffing import StageDiff, stage_diff
 from .editing import change_definition, check_sources, draft_definition, insert_definition
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
-from .testing import run_test
 from .traffic import with_apps
 from .transfer import copy_definition, import_document, write_json
 
@@ -39,6 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..builtins.users import UserDirectory
+    from ..domain.test_runs import Invocation
     from ..runtime.server import BackgroundServer, ServerProcess
 
 __all__ = ["Workspace"]
@@ -233,10 +232,13 @@ class Workspace:
         body: str | bytes = "",
     ) -> Invocation:
         """Run the *saved* definition in this process, as the studio's Test panel does."""
-        return run_test(self.compile, self.get(app, api_id), path_parameters, query, headers, body)
+        request = dict(path_parameters=path_parameters, query=query, headers=headers, body=body)
+        return self.invoke_draft(self.get(app, api_id), **request)
 
     def invoke_draft(self, definition: Definition, **request: Any) -> Invocation:
         """Run an unsaved ``definition`` as ``invoke`` runs a saved one (same keywords)."""
+        from ..domain.test_runs import run_test  # not at import: the CLI needs no messages
+
         return run_test(self.compile, definition, **request)
 
     def compile(self, definition: Definition) -> CompiledAction:
