@@ -273,12 +273,15 @@ def test_studio_runs_form_draft_as_edited_and_saved_as_saved(sample_workspace: W
     import notebook_kit
 
     studio = notebook_kit.studio(sample_workspace)
-    studio.select("restapi_sample", "employee")
-    studio.tester.params["id"].value = "E001"
-    studio.form.action.value = "res.body = {'draft': req.pathParameters['id']}"
+    try:
+        studio.select("restapi_sample", "employee")
+        studio.tester.params["id"].value = "E001"
+        studio.form.action.value = "res.body = {'draft': req.pathParameters['id']}"
 
-    studio.tester.run_edited()
-    assert '"draft": "E001"' in output_text(studio.tester.output)
-    studio.tester.run_saved()
-    assert '"name": "Alice Martin"' in output_text(studio.tester.output)
-    assert "draft" not in sample_workspace.get("restapi_sample", "employee").action
+        studio.tester.run_edited()
+        assert '"draft": "E001"' in output_text(studio.tester.output)
+        studio.tester.run_saved()
+        assert '"name": "Alice Martin"' in output_text(studio.tester.output)
+        assert "draft" not in sample_workspace.get("restapi_sample", "employee").action
+    finally:
+        studio.close()  # its refresh thread stops with it
