@@ -117,3 +117,13 @@ def browser_page(viewport: dict[str, int]) -> Iterator[Any]:
             yield tab
         finally:
             browser.close()
+
+
+def playwright_expect() -> Any:
+    """Playwright's ``expect``, for a browser test module (call it at module level): the
+    module is skipped where Playwright is missing or, outside CI, Debian's Chromium."""
+    api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+        reason = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+        pytest.skip(reason, allow_module_level=True)
+    return api.expect

@@ -15,17 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lab import CHROMIUM, REPO, SCREENSHOTS, STDERR_OUTPUT, TOKEN, browser_page, running_lab
+from lab import (
+    REPO,
+    SCREENSHOTS,
+    STDERR_OUTPUT,
+    TOKEN,
+    browser_page,
+    playwright_expect,
+    running_lab,
+)
 
 from notebook_kit.notebook.ui import build_editor
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-expect = playwright_api.expect
+expect = playwright_expect()
 
 pytestmark = pytest.mark.slow
-
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
 CELL = """\
 import os

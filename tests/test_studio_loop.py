@@ -23,25 +23,21 @@ from typing import Any
 import httpx
 import pytest
 from lab import (
-    CHROMIUM,
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
     TOKEN,
     browser_page,
     free_port,
+    playwright_expect,
     running_lab,
 )
 
 from notebook_kit.workspace.workspace import Workspace
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-expect = playwright_api.expect
+expect = playwright_expect()
 
 pytestmark = pytest.mark.slow
-
-if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
 CELLS = [
     """\
