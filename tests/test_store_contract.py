@@ -331,6 +331,25 @@ def test_reopening_migrates_nothing_twice_and_keeps_data(ws: Workspace, store_ur
         assert [tuple(r) for r in version] == [(len(PG_MIGRATIONS),)]
 
 
+def test_a_store_of_a_newer_schema_is_refused_not_downgraded(ws: Workspace, store_url: str) -> None:
+    """A store a newer notebook-kit migrated further is refused by this one, naming the
+    versions, and keeps its schema version (it used to be written back down on SQLite)."""
+    _shop(ws)
+    with ws.store.transaction():
+        if store_url:
+            ws.store._db.write("UPDATE schema_version SET version = version + 1")
+        else:
+            ws.store._db.execute("PRAGMA user_version = 99")
+    ws.store.close()
+    with pytest.raises(StoreError, match="newer than this notebook-kit knows"):
+        _reopen(ws, store_url)
+    if not store_url:
+        import sqlite3
+
+        with sqlite3.connect(ws.store.path) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
+
+
 def test_nodes_opening_an_empty_postgres_store_at_once_migrate_it_once(
     tmp_path: Path, fresh_database: str
 ) -> None:

@@ -231,7 +231,7 @@ class StoreConnection(ThreadConnections):
 
     def migrate(self) -> None:
         """Apply the migrations the file has not had (inside ``transaction()``)."""
-        migrate(self.local.conn or self._open())
+        migrate(self.local.conn or self._open(), str(self.path))
 
     def changed(self) -> None:
         """Nothing to tell: SQLite's readers poll the generation."""

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-from ..errors import ValidationError
+from ..errors import StoreError, ValidationError
 
 __all__ = [
     "ACCEPTED_URLS",
@@ -137,3 +137,33 @@ def to_pyformat(sql: str) -> str:
         text.replace("%", "%%") if quoted else text.replace("%", "%%").replace("?", "%s")
         for quoted, text in _segments(sql)
     )
+
+
+#: One schema change: SQL statements (``;``-separated), or a function of the connection for
+#: a change SQL cannot make. Each store keeps an append-only tuple of them.
+Migration = str | Callable[[Any], None]
+
+
+def apply_migrations(
+    steps: Sequence[Migration],
+    version: int,
+    conn: Any,
+    execute: Callable[[str], Any],
+    where: str,
+) -> bool:
+    """Apply ``steps[version:]`` inside the caller's transaction (statements through
+    ``execute``, functions on ``conn``); whether any ran. A store of a newer schema than
+    ``steps`` (opened by an older notebook-kit) is refused, not downgraded."""
+    if version > len(steps):
+        raise StoreError(
+            f"the store {where} has schema version {version}, newer than this "
+            f"notebook-kit knows ({len(steps)}): upgrade notebook-kit"
+        )
+    for step in steps[version:]:
+        if callable(step):
+            step(conn)
+            continue
+        for statement in step.split(";"):
+            if statement.strip():
+                execute(statement)
+    return version < len(steps)

@@ -9,9 +9,7 @@ byte-wise (``COLLATE "C"``), as SQLite's do, so listings come in the same order 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
+from .dialect import Migration
 from .snapshots import content_address_deployments
 
 __all__ = ["PG_MIGRATIONS"]
@@ -19,7 +17,7 @@ __all__ = ["PG_MIGRATIONS"]
 # Each entry moves the schema from version i to i+1: SQL statements, or a function of the
 # connection for a change SQL cannot make. Append; never edit a shipped one.
 # (SQLite's list is ``schema.MIGRATIONS``: a change to the tables gets a twin in each.)
-PG_MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (
+PG_MIGRATIONS: tuple[Migration, ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     INSERT INTO meta (key, value) VALUES ('generation', '0');

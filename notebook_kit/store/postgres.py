@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 import psycopg
 
 from ..errors import StoreError
-from .dialect import check_store_url, mask_url, scrub, to_pyformat
+from .dialect import apply_migrations, check_store_url, mask_url, scrub, to_pyformat
 from .pg_schema import PG_MIGRATIONS
 
 __all__ = ["CHANNEL", "PgConnection", "Row", "connect"]
@@ -227,20 +227,7 @@ class PgConnection:
         self.write("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
         row = self.execute("SELECT MAX(version) FROM schema_version").fetchone()
         version = row[0] if row and row[0] is not None else 0
-        if version > len(PG_MIGRATIONS):
-            raise StoreError(
-                f"the store {mask_url(self._url)} has schema version {version}, newer than "
-                f"this notebook-kit knows ({len(PG_MIGRATIONS)}): upgrade notebook-kit"
-            )
-        for number in range(version, len(PG_MIGRATIONS)):
-            step = PG_MIGRATIONS[number]
-            if callable(step):
-                step(self)
-                continue
-            for statement in step.split(";"):
-                if statement.strip():
-                    self.write(statement)
-        if version < len(PG_MIGRATIONS):
+        if apply_migrations(PG_MIGRATIONS, version, self, self.write, mask_url(self._url)):
             self.write("DELETE FROM schema_version")
             self.write("INSERT INTO schema_version (version) VALUES (?)", (len(PG_MIGRATIONS),))
 

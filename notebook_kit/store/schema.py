@@ -7,8 +7,8 @@ rest, in one transaction with the rest of the opening.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
+from .dialect import Migration, apply_migrations
 from .snapshots import content_address_deployments
 
 __all__ = ["MIGRATIONS", "migrate"]
@@ -16,7 +16,7 @@ __all__ = ["MIGRATIONS", "migrate"]
 
 # Each entry moves the schema from version i to i+1: SQL statements, or a function of the
 # connection for a change SQL cannot make. Append; never edit a shipped one.
-MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+MIGRATIONS: tuple[Migration, ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     INSERT INTO meta (key, value) VALUES ('generation', '0');
@@ -108,15 +108,9 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
 )
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply the migrations ``conn``'s file has not had, inside the caller's transaction."""
+def migrate(conn: sqlite3.Connection, where: str) -> None:
+    """Apply the migrations ``conn``'s file (``where``) has not had, inside the caller's
+    transaction; ``PRAGMA user_version`` counts them."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number in range(version, len(MIGRATIONS)):
-        step = MIGRATIONS[number]
-        if callable(step):
-            step(conn)
-            continue
-        for statement in step.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+    if apply_migrations(MIGRATIONS, version, conn, conn.execute, where):
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
