@@ -144,23 +144,21 @@ class Store:
 
     def change_stamp(self) -> str:
         """Text that differs whenever applications, definitions, deployments, what is live,
-        keys, settings or the generation change: cheap enough to poll every second.
+        keys or settings change: cheap enough to poll every second. Two counters: the
+        generation (every change to what is live, keys, settings) and the count of saved
+        changes, which this store's own application and definition writes keep (maxima of
+        timestamps miss two changes in one millisecond)."""
+        rows = self._db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('generation', 'changes') ORDER BY key"
+        ).fetchall()
+        return "/".join(f"{r[0]}={r[1]}" for r in rows)
 
-        Counts and maxima, not a counter: no write path has to remember to bump it, and the
-        SQL stays portable (no PRAGMA, no engine-specific aggregate)."""
-        row = self._db.execute(
-            "SELECT (SELECT COUNT(*) FROM applications),"
-            " (SELECT MAX(updated_at) FROM applications),"
-            " (SELECT COUNT(*) FROM definitions), (SELECT MAX(updated_at) FROM definitions),"
-            " (SELECT COUNT(*) FROM deployments), (SELECT MAX(id) FROM deployments),"
-            " (SELECT COUNT(*) FROM live), (SELECT SUM(deployment_id) FROM live),"
-            " (SELECT MAX(created_at) FROM api_keys),"
-            " (SELECT value FROM meta WHERE key = 'generation')"
-        ).fetchone()
-        settings = self._db.execute("SELECT name, value FROM settings ORDER BY name").fetchall()
-        return repr((tuple(row), [tuple(s) for s in settings]))
-
-    # -- applications ------------------------------------------------------------------
+    def _count_change(self) -> None:
+        """One more saved change of an application or a definition (``change_stamp``)."""
+        self._db.write(
+            "INSERT INTO meta (key, value) VALUES ('changes', '1') ON CONFLICT (key) "
+            "DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"
+        )
 
     def get_application(self, app_id: str) -> Application | None:
         row = self._db.execute(
@@ -180,10 +178,12 @@ class Store:
             "updated_at = excluded.updated_at",
             (app.id, app.type, app.label, stamp, stamp),
         )
+        self._count_change()
 
     def delete_application(self, app_id: str) -> None:
         self._db.write("DELETE FROM live WHERE app_id = ?", (app_id,))
         self._db.write("DELETE FROM applications WHERE id = ?", (app_id,))
+        self._count_change()
 
     # -- definitions -------------------------------------------------------------------
 
@@ -222,6 +222,7 @@ class Store:
             "updated_at, timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             definition_values(d),
         )
+        self._count_change()
 
     def replace_definition(self, old_api_id: str, d: Definition) -> None:
         self.delete_definition(d.app, old_api_id)
@@ -229,6 +230,7 @@ class Store:
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
         self._db.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
+        self._count_change()
 
     # -- deployments -------------------------------------------------------------------
 
