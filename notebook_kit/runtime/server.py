@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -112,7 +113,7 @@ def _bind(host: str, port: int, busy: str | None = None) -> socket.socket:
     return sock
 
 
-class ServerHandle:
+class ServerHandle(ABC):
     """A server this process started: its base ``url``, whether it is ``running``, and
     ``stop()``. A context manager too."""
 
@@ -125,17 +126,17 @@ class ServerHandle:
         return f"http://{self.host}:{self.port}"
 
     @property
-    def running(self) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def running(self) -> bool: ...
 
     def endpoint(self, stage: Stage | str, app: str, resource: str) -> str:
         return f"{self.url}/{Stage.parse(stage)}/{app}/{resource.strip('/')}"
 
-    def start(self, timeout: float = 10.0) -> ServerHandle:
-        raise NotImplementedError
+    @abstractmethod
+    def start(self, timeout: float = 10.0) -> ServerHandle: ...
 
-    def stop(self, timeout: float = 5.0) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def stop(self, timeout: float = 5.0) -> None: ...
 
     def __enter__(self) -> ServerHandle:
         return self.start()
