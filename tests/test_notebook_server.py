@@ -100,12 +100,25 @@ def test_request_log_frame_lists_served_requests(sample_workspace: Workspace) ->
     finally:
         server.stop()  # flushes what is still buffered
     frame = sample_workspace.request_log_frame()
-    assert list(frame.columns) == ["at", "stage", "app", "method", "path", "status", "duration_ms"]
+    assert list(frame.columns) == [
+        "at",
+        "stage",
+        "app",
+        "method",
+        "path",
+        "status",
+        "duration_ms",
+        "deployment",
+        "id",
+    ]
     assert frame["app"].tolist() == ["restapi_sample", "restapi_sample"]
     assert frame[["stage", "path", "status"]].values.tolist() == [
         ["dev", "/dev/restapi_sample/employee/E001", 200],
         ["prod", "/prod/restapi_sample/employee/E001", 403],
     ]
+    live = {d.stage: d.id for d in sample_workspace.deployments("restapi_sample") if d.active}
+    assert frame["deployment"].tolist() == [live["dev"], live["prod"]]  # who answered
+    assert frame["id"].diff().dropna().tolist() == [1]  # entry numbers, consecutive
     assert str(frame["at"].dtype).startswith("datetime64")
     assert sample_workspace.request_log_frame(limit=1)["stage"].tolist() == ["prod"]
 

@@ -132,6 +132,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     Setting(
+        "canary_min_calls",
+        20,
+        "Calls a canary must have answered before its 5xx share can roll it back.",
+        _positive_int,
+    ),
+    Setting(
         "deployments_kept",
         50,
         "Deployments kept per application and stage (the live one always); older are pruned.",

@@ -64,13 +64,27 @@ def resources_frame(resources: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["stage", "app", "resources"])
 
 
-_LOG_COLUMNS = ["at", "stage", "app", "method", "path", "status", "duration_ms"]
+_LOG_COLUMNS = [
+    "at",
+    "stage",
+    "app",
+    "method",
+    "path",
+    "status",
+    "duration_ms",
+    "deployment",
+    "id",
+]
 
 
 def request_log_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per logged request (``Workspace.request_log``): ``at`` a UTC datetime,
-    ``status`` an int, ``duration_ms`` a float, ``app`` '' for a path outside the stages."""
+    ``status`` an int, ``duration_ms`` a float, ``app`` '' for a path outside the stages,
+    ``deployment`` the deployment that answered (``<NA>``: none) and ``id`` the entry's
+    number (both nullable integers)."""
     frame = pd.DataFrame(list(rows), columns=_LOG_COLUMNS)
+    for column in ("deployment", "id"):
+        frame[column] = frame[column].astype("Int64")
     frame["at"] = pd.to_datetime(frame["at"], utc=True, format="ISO8601")
     frame["status"] = frame["status"].astype("int64")
     frame["duration_ms"] = frame["duration_ms"].astype("float64")

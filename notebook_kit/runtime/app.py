@@ -48,6 +48,7 @@ __all__ = ["Runtime"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
+_CANARY_CHECK_SECONDS = 1.0  # at most this often, a worker checks canaries after a flush
 BUSY_TEXT = "Too many requests in flight"
 
 
@@ -190,7 +191,8 @@ class Runtime:
             self.catch_up()
 
     async def watch(self, app: Sanic) -> None:
-        """Reload on change and flush the request log in between; never stops on an error.
+        """Reload on change and flush the request log in between (then, at most once a
+        second, check canaries that roll back on errors); never stops on an error.
 
         A change is noticed at once where the store tells (``StoreLink.wake``), else at the
         next poll of the generation (every reload interval). The log is flushed every
@@ -199,7 +201,7 @@ class Runtime:
         """
         loop = asyncio.get_running_loop()
         link = StoreLink(self.store, loop)
-        next_check = 0.0
+        next_check = next_canary_check = 0.0
         try:
             while True:
                 with contextlib.suppress(asyncio.TimeoutError):
@@ -224,6 +226,11 @@ class Runtime:
                     if pending and not link.lost:
                         await loop.run_in_executor(None, self.flush_log, pending)
                         pending = []
+                        # A canary with a rollback threshold: judge it on the log just
+                        # written (the core decides; docs/canary.md).
+                        if self.live.canary_check and loop.time() >= next_canary_check:
+                            next_canary_check = loop.time() + _CANARY_CHECK_SECONDS
+                            await loop.run_in_executor(None, self.workspace.canaries.check)
                 except StoreError as exc:
                     link.failed(exc)
                 except Exception:  # a defect, not an outage: do not retry the same entries
@@ -275,13 +282,16 @@ class Runtime:
         method = request.method
         if stage is None:
             stage_name, key = parts[min(1, len(parts) - 1)], (method, path)  # "*": no "/"
+            deployment = None
             response = await self._reserved.answer(request, live, parts)
         else:
+            if stage.canaries is not None:  # a canary runs on this stage: pick the side
+                stage = stage.side(request, parts)
             stage_name = stage.name
             try:
-                match, key, action_key = stage.matches[method, path]
+                match, key, action_key, deployment = stage.matches[method, path]
             except KeyError:
-                match, key, action_key = stage.match(method, path, parts)
+                match, key, action_key, deployment = stage.match(method, path, parts)
             if match is None:
                 response = runtime_answer(404, "Not Found")
             elif (action := match.endpoint) is None:
@@ -321,7 +331,16 @@ class Runtime:
                     answer = UntypedActionAnswer if content_type is None else ActionAnswer
                     response = answer(body, status, headers, content_type)  # type: ignore[arg-type]
         # perf_counter times: the log turns them into wall-clock time and a duration
-        entry = (started, time.perf_counter(), stage_name, key, response.status, ran, error)
+        entry = (
+            started,
+            time.perf_counter(),
+            stage_name,
+            key,
+            response.status,
+            ran,
+            error,
+            deployment,  # the deployment that answered: a constant of the table's path
+        )
         self._pending_log.append(entry)
         return response
 

@@ -8,8 +8,10 @@ ID; the keys; the generation, all as of one moment) and reuses everything it alr
 * a new deployment fetches only the definition versions this worker has not compiled (a
   version number names one immutable definition) and compiles just those, so a redeploy
   with one change compiles one action;
-* a stage whose applications, key and rate limiter did not change keeps its
-  ``StageTable`` object, with the paths it has already matched.
+* a stage whose applications, key, rate limiter and canaries did not change keeps its
+  ``StageTable`` object, with the paths it has already matched;
+* a canary's deployment is loaded the same way and served from a second ``StageTable``
+  (``live.CanarySplit``); promoting it reuses what was built for it.
 
 Compiled actions are cached per (stage, version): the same definition live on dev and on
 prod runs in separate namespaces, as before. A build does store reads and compiling only,
@@ -18,6 +20,7 @@ so the runtime runs it in a thread and swaps the finished state in on its event 
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import sys
@@ -28,9 +31,10 @@ from typing import Any
 from ..domain.actions import CompiledAction, compile_action
 from ..domain.models import Application, Definition, Stage
 from ..domain.routing import AppRoutes, RouteTable
+from ..store.canaries import CanaryRow
 from ..store.store import Store
 from .limits import RateLimiter
-from .live import LiveState, StageTable
+from .live import CanarySplit, LiveState, StageTable
 
 __all__ = ["LiveBuilder", "freeze_heap"]
 
@@ -61,6 +65,7 @@ class LiveBuilder:
         self._store = store
         self._env = env
         self._served: dict[tuple[str, str], _Served] = {}
+        self._canaries: dict[tuple[str, str], tuple[CanaryRow, _Served]] = {}
         self._actions: dict[tuple[str, int], CompiledAction] = {}
         self._stages: dict[str, StageTable] = {}
         self.compiled = 0
@@ -89,19 +94,34 @@ class LiveBuilder:
     def _build(
         self, settings: Mapping[str, Any], limiters: Mapping[Stage, RateLimiter | None]
     ) -> LiveState:
-        generation, pointers, keys = self._store.live_view()
+        generation, pointers, keys, canary_rows = self._store.live_view()
+        # What this worker has built, by (stage, deployment): live or canary, either may
+        # serve as the other now (a promoted canary, a canary of the live deployment).
+        built = {(st, s.deployment_id): s for (st, _), s in self._served.items()}
+        built.update(((st, c.deployment_id), c) for (st, _), (_, c) in self._canaries.items())
+        env: list[dict[str, Any]] = []  # the names actions compile with, read once if needed
+
+        def served_as(stage: str, app: str, deployment_id: int) -> _Served | None:
+            found = built.get((stage, deployment_id))
+            if found is None:
+                if not env:
+                    env.append(self._env())
+                found = self._load(stage, app, deployment_id, env[0])
+            return found
+
         served: dict[tuple[str, str], _Served] = {}
-        env: dict[str, Any] | None = None
         for stage, app, deployment_id in pointers:
-            key = (str(stage), app)
-            found = self._served.get(key)
-            if found is None or found.deployment_id != deployment_id:
-                env = env if env is not None else self._env()
-                found = self._load(str(stage), app, deployment_id, env)
+            found = served_as(str(stage), app, deployment_id)
             if found is not None:
-                served[key] = found
-        self._served = served
-        in_use = {(stage, v) for (stage, _), s in served.items() for v in s.versions}
+                served[str(stage), app] = found
+        canaries: dict[tuple[str, str], tuple[CanaryRow, _Served]] = {}
+        for row in canary_rows:
+            found = served_as(str(row[0]), row[1], row[3])
+            if found is not None and (str(row[0]), row[1]) in served:
+                canaries[str(row[0]), row[1]] = (row, found)
+        self._served, self._canaries = served, canaries
+        every = [*served.items(), *((k, c[1]) for k, c in canaries.items())]
+        in_use = {(stage, v) for (stage, _), s in every for v in s.versions}
         self._actions = {k: a for k, a in self._actions.items() if k in in_use}
         stages = {str(s): self._stage(s, keys[s].encode(), limiters[s]) for s in Stage}
         self._stages = stages
@@ -115,20 +135,46 @@ class LiveBuilder:
             settings["max_concurrent_actions"],
             settings["request_timeout"],
             dict(settings),
+            any(row[6] is not None for row, _ in canaries.values()),
         )
 
     def _stage(self, stage: Stage, key: bytes, limiter: RateLimiter | None) -> StageTable:
         name = str(stage)
         apps = {app: s for (st, app), s in sorted(self._served.items()) if st == name}
         deployed = {app: s.deployment_id for app, s in apps.items()}
+        canaries = {app: c for (st, app), c in sorted(self._canaries.items()) if st == name}
+        splits = {app: (row[3], row[4]) for app, (row, _) in canaries.items()}
         previous = self._stages.get(name)
         if (
             previous is not None
             and previous.key == key
             and previous.limiter is limiter
             and {app: p[1] for app, p in previous.published.items()} == deployed
+            and _splits(previous) == splits
         ):
             return previous  # nothing it serves changed: keep it, and what it has matched
+        table = self._table(name, stage, key, limiter, apps)
+        if not canaries:
+            return table
+        sides = {
+            app: CanarySplit.of(
+                row[4],
+                apps[app].deployment_id,
+                row[3],
+                self._table(name, stage, key, limiter, {**apps, app: canary}),
+            )
+            for app, (row, canary) in canaries.items()
+        }
+        return dataclasses.replace(table, canaries=sides)
+
+    @staticmethod
+    def _table(
+        name: str,
+        stage: Stage,
+        key: bytes,
+        limiter: RateLimiter | None,
+        apps: dict[str, _Served],
+    ) -> StageTable:
         return StageTable(
             name,
             RouteTable.of_apps({app: s.routes for app, s in apps.items()}),
@@ -176,6 +222,12 @@ class LiveBuilder:
             routes,
             frozenset(ids),
         )
+
+
+def _splits(table: StageTable) -> dict[str, tuple[int, int]]:
+    """A stage table's canaries as app -> (canary deployment, percent)."""
+    found = table.canaries or {}
+    return {app: (split.canary_id, split.percent) for app, split in found.items()}
 
 
 def freeze_heap() -> None:

@@ -4,6 +4,11 @@
 (the compiled route tree, the stage's API key, what it publishes for OpenAPI) plus the
 limits in force. A reload builds a new one beside it and replaces the reference, so a
 request in flight always sees one consistent state.
+
+A stage where a canary runs (see docs/canary.md) has ``canaries``: per application with a
+canary, a ``CanarySplit`` holding a second ``StageTable`` in which that application's
+routes are the canary deployment's. Only then does a request pick a side
+(``StageTable.side``); elsewhere ``canaries`` is None and costs the request one check.
 """
 
 from __future__ import annotations
@@ -14,24 +19,39 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..domain.actions import CompiledAction
+from ..domain.canary import DEPLOYMENT_HEADER, caller_bucket
 from ..domain.models import Application, Definition
 from ..domain.routing import Match, RouteTable
 from .limits import RateLimiter
 
-__all__ = ["LiveState", "LogEntry", "Memo", "StageTable"]
+__all__ = ["CanarySplit", "LiveState", "LogEntry", "Memo", "StageTable"]
 
 _MATCHES_KEPT = 4096
 
 # Started and ended (perf_counter times), stage, (method, path), status, (stage, app, API
-# ID) of the action that ran or None, error or None. The stage, the (method, path) pair and
-# the action's key are objects the stage keeps per path, shared by every entry of that
-# path: the pickled batch stores each once, and the flush counts without building keys
-# (see request_log.py for how entries are read back).
+# ID) of the action that ran or None, error or None, the ID of the deployment that
+# answered (of the application the path names) or None. The stage, the (method, path)
+# pair and the action's key are objects the stage keeps per path, shared by every entry of
+# that path: the pickled batch stores each once, and the flush counts without building
+# keys (see request_log.py for how entries are read back).
 LogEntry = tuple[
-    float, float, str, tuple[str, str], int, "tuple[str, str, str] | None", "str | None"
+    float,
+    float,
+    str,
+    tuple[str, str],
+    int,
+    "tuple[str, str, str] | None",
+    "str | None",
+    "int | None",
 ]
-# What a stage remembers of a path: the match, (method, path), the action's log key.
-Memo = tuple["Match[CompiledAction] | None", tuple[str, str], "tuple[str, str, str] | None"]
+# What a stage remembers of a path: the match, (method, path), the action's log key, the
+# deployment serving the application the path names (a constant of the table).
+Memo = tuple[
+    "Match[CompiledAction] | None",
+    tuple[str, str],
+    "tuple[str, str, str] | None",
+    "int | None",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +68,8 @@ class StageTable:
     matches: dict[tuple[str, str], Memo] = field(default_factory=dict)
     # the stage's rate limit in this worker, or None (see limits.py)
     limiter: RateLimiter | None = None
+    # app ID -> its canary split, or None when no canary runs on the stage
+    canaries: dict[str, CanarySplit] | None = None
 
     def match(self, method: str, path: str, parts: list[str]) -> Memo:
         """Walk the table for a path split on '/' (stage first) and remember the answer."""
@@ -57,11 +79,50 @@ class StageTable:
         key = (method, path)
         found = self.table.match(method, segments)
         action = found.endpoint if found is not None else None
-        memo = (found, key, None if action is None else (self.name, *action.ident))
+        published = self.published.get(segments[0]) if segments else None
+        memo = (
+            found,
+            key,
+            None if action is None else (self.name, *action.ident),
+            None if published is None else published[1],
+        )
         if len(self.matches) >= _MATCHES_KEPT:
             self.matches.clear()
         self.matches[key] = memo
         return memo
+
+    def side(self, request: Any, parts: list[str]) -> StageTable:
+        """The table that answers this request on a stage where canaries run: the
+        canary's if the path's application has one and the caller falls in its share
+        (or names its deployment in the header), else this one."""
+        split = self.canaries.get(parts[2]) if self.canaries is not None else None
+        if split is None:
+            return self
+        headers = request.headers
+        asked = headers.get(DEPLOYMENT_HEADER)
+        if asked is not None:
+            if asked == split.canary_text:
+                return split.table
+            if asked == split.live_text:
+                return self
+        identity = headers.get("x-api-key") or request.ip
+        return split.table if caller_bucket(identity) < split.percent else self
+
+
+@dataclass(frozen=True, slots=True)
+class CanarySplit:
+    """One application's canary on a stage: its share and the table serving it."""
+
+    percent: int
+    live_id: int
+    canary_id: int
+    table: StageTable  # the stage with this application's canary routes
+    live_text: str = ""  # the IDs as the header carries them
+    canary_text: str = ""
+
+    @classmethod
+    def of(cls, percent: int, live_id: int, canary_id: int, table: StageTable) -> CanarySplit:
+        return cls(percent, live_id, canary_id, table, str(live_id), str(canary_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +136,5 @@ class LiveState:
     max_concurrent_actions: int
     request_timeout: float = 60.0
     settings: Mapping[str, Any] = field(default_factory=dict)  # all of them, as read
+    # a canary with an automatic-rollback threshold runs: the watcher checks it
+    canary_check: bool = False

@@ -81,4 +81,13 @@ PG_MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE deployments ADD COLUMN versions TEXT NOT NULL DEFAULT '';
     """,
     content_address_deployments,
+    # Canary releases (the twin of SQLite's; see docs/canary.md).
+    """
+    ALTER TABLE live ADD COLUMN canary_id BIGINT REFERENCES deployments (id);
+    ALTER TABLE live ADD COLUMN canary_percent INTEGER;
+    ALTER TABLE live ADD COLUMN canary_started_at TEXT;
+    ALTER TABLE live ADD COLUMN canary_rollback_above DOUBLE PRECISION;
+    ALTER TABLE live ADD COLUMN canary_log_from BIGINT;
+    ALTER TABLE live ADD COLUMN canary_note TEXT;
+    """,
 )

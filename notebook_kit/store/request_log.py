@@ -27,19 +27,27 @@ ActionStats = tuple[str, str, str, int, int, int, str, str | None, str | None, i
 
 
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """A stored batch as (at, stage, method, path, status, ms) rows."""
-    if rows and len(rows[0]) == 7:  # runtime entries: see append_requests
+    """A stored batch as (at, stage, method, path, status, ms, deployment) rows."""
+    if rows and len(rows[0]) >= 7:  # runtime entries: see append_requests
         return [
-            (offset + started, stage, method, path, status, (ended - started) * 1000)
-            for started, ended, stage, (method, path), status, *_ in rows
+            (
+                offset + e[0],
+                e[2],
+                e[3][0],
+                e[3][1],
+                e[4],
+                (e[1] - e[0]) * 1000,
+                e[7] if len(e) > 7 else None,  # the deployment that answered
+            )
+            for e in rows
         ]
-    if offset:
-        return [(offset + row[0], *row[1:]) for row in rows]
-    return rows
+    return [(offset + row[0] if offset else row[0], *row[1:6], None) for row in rows]
 
 
 # A runtime's log entry: started and ended (perf_counter times), stage, (method, path),
-# status, the (stage, app, API ID) of the action that ran or None, its error or None.
+# status, the (stage, app, API ID) of the action that ran or None, its error or None,
+# the ID of the deployment that answered or None (entries written before canaries stop
+# at the error).
 _ran_action = itemgetter(5)
 _failed = itemgetter(6)
 
@@ -78,6 +86,24 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
     ]
 
 
+_COLUMNS = ("id", "at", "stage", "method", "path", "status", "duration_ms", "deployment")
+
+
+def _numbered(blob: bytes, upto: int) -> list[tuple[Any, ...]]:
+    """A stored batch's rows, each led by its entry number."""
+    offset, rows = pickle.loads(blob)  # written by this module only
+    first = int(upto) - len(rows) + 1
+    return [(first + i, *row) for i, row in enumerate(_as_columns(offset, rows))]
+
+
+def _as_dicts(entries: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    rows = [dict(zip(_COLUMNS, entry, strict=True)) for entry in entries]
+    for row in rows:
+        if isinstance(row["at"], float):
+            row["at"] = iso_time(row["at"])
+    return rows
+
+
 #: Trimming the log: every batch whose entries all come before the newest ``keep``.
 TRIM_SQL = "DELETE FROM request_log_batches WHERE upto <= ?"
 #: The running count so far (``upto`` only grows: its index's last entry).
@@ -104,8 +130,9 @@ class RequestLog:
         server need not touch every row).
 
         A row may also be the runtime's own entry, stored as it is and turned into the
-        columns above only when read: (started, ended, stage, (method, path), status, ...),
-        two clock readings and anything after the status ignored.
+        columns above only when read: (started, ended, stage, (method, path), status, ran,
+        error, deployment), two clock readings; the eighth item (the ID of the deployment
+        that answered) is optional.
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None[,
@@ -138,22 +165,28 @@ class RequestLog:
             db.write(TRIM_SQL, (upto - keep,))
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
+        """The newest ``limit`` logged requests (all that are kept if None), oldest first.
+
+        Each row: ``id`` (the entry's number: the log's running count, so it never changes
+        while the entry is kept), at, stage, method, path, status, duration_ms and
+        ``deployment`` (the deployment that answered, or None)."""
         entries: list[Any] = []
-        batches = self._db.execute("SELECT rows FROM request_log_batches ORDER BY id DESC")
-        for (blob,) in batches:
-            offset, rows = pickle.loads(blob)  # written by this module only
-            entries[:0] = _as_columns(offset, rows)
+        batches = self._db.execute("SELECT rows, upto FROM request_log_batches ORDER BY id DESC")
+        for blob, upto in batches:
+            entries[:0] = _numbered(blob, upto)
             if limit is not None and len(entries) >= limit:
                 break
         if limit is not None:
             entries = entries[-limit:] if limit > 0 else []
-        columns = ("at", "stage", "method", "path", "status", "duration_ms")
-        rows = [dict(zip(columns, entry, strict=True)) for entry in entries]
-        for row in rows:
-            if isinstance(row["at"], float):
-                row["at"] = iso_time(row["at"])
-        return rows
+        return _as_dicts(entries)
+
+    def request_log_since(self, after: int) -> list[dict[str, Any]]:
+        """The kept entries numbered above ``after``, oldest first (as ``request_log``)."""
+        batches = self._db.execute(
+            "SELECT rows, upto FROM request_log_batches WHERE upto > ? ORDER BY id", (after,)
+        )
+        entries = [e for blob, upto in batches for e in _numbered(blob, upto) if e[0] > after]
+        return _as_dicts(entries)
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""

@@ -105,6 +105,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE deployments ADD COLUMN versions TEXT NOT NULL DEFAULT '';
     """,
     content_address_deployments,
+    # Canary releases (see docs/canary.md): a stage's live pointer may carry a second
+    # deployment serving ``canary_percent`` % of the calls, since ``canary_started_at``;
+    # ``canary_log_from`` is the request log's running count when it started;
+    # ``canary_note`` says how the last one ended when it was rolled back automatically.
+    """
+    ALTER TABLE live ADD COLUMN canary_id INTEGER REFERENCES deployments (id);
+    ALTER TABLE live ADD COLUMN canary_percent INTEGER;
+    ALTER TABLE live ADD COLUMN canary_started_at TEXT;
+    ALTER TABLE live ADD COLUMN canary_rollback_above REAL;
+    ALTER TABLE live ADD COLUMN canary_log_from INTEGER;
+    ALTER TABLE live ADD COLUMN canary_note TEXT;
+    """,
 )
 
 

@@ -11,7 +11,7 @@ Version numbers are never reused (AUTOINCREMENT; a sequence on PostgreSQL), so a
 names one immutable definition forever: a server may cache what it compiled by number.
 
 Retention (``prune``) keeps the newest deployments of one application and stage, plus the
-live one, and deletes the versions no remaining deployment refers to.
+live one and a canary, and deletes the versions no remaining deployment refers to.
 """
 
 from __future__ import annotations
@@ -179,10 +179,11 @@ class Snapshots:
     def prune(self, app_id: str, stage: Stage, keep: int) -> int:
         """Delete all but the newest ``keep`` deployments of ``app_id`` on ``stage`` (the
         live one always stays) and the versions nothing refers to any more. Returns how
-        many deployments went. Inside a transaction."""
+        many deployments went. Inside a transaction. (A canary counts as live here.)"""
         rows = self._db.execute(
             "SELECT d.id, d.versions, l.deployment_id IS NOT NULL AS active "
-            "FROM deployments d LEFT JOIN live l ON l.deployment_id = d.id "
+            "FROM deployments d LEFT JOIN live l "
+            "ON l.deployment_id = d.id OR l.canary_id = d.id "
             "WHERE d.app_id = ? AND d.stage = ? ORDER BY d.id DESC",
             (app_id, str(stage)),
         ).fetchall()

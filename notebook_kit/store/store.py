@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.clock import now
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
+from .canaries import Canaries, CanaryRow
 from .connection import StoreConnection
 from .copy import copy_rows
 from .dialect import StoreDB, mask_url
@@ -73,6 +74,7 @@ class Store:
         self.users = UserTables(db)
         self._log = RequestLog(db)
         self.snapshots = Snapshots(db)
+        self.canaries = Canaries(db)
         where = self.path if self.path is not None else mask_url(db.url or "")
         try:
             if self.path is not None and not self.path.exists():
@@ -309,11 +311,19 @@ class Store:
         )
         return [(Stage(r[0]), r[1], int(r[2])) for r in rows]
 
-    def live_view(self) -> tuple[int, list[tuple[Stage, str, int]], dict[Stage, str]]:
-        """The generation, ``live_pointers()`` and ``api_keys()``, read as of one moment,
-        so a server's state labelled with a generation holds exactly that generation's."""
+    def live_view(
+        self,
+    ) -> tuple[int, list[tuple[Stage, str, int]], dict[Stage, str], list[CanaryRow]]:
+        """The generation, ``live_pointers()``, ``api_keys()`` and the running canaries,
+        read as of one moment, so a server's state labelled with a generation holds
+        exactly that generation's."""
         with self._db.consistent_read():
-            return self.generation(), self.live_pointers(), self.api_keys()
+            return (
+                self.generation(),
+                self.live_pointers(),
+                self.api_keys(),
+                self.canaries.running(),
+            )
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""
@@ -367,6 +377,10 @@ class Store:
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
         return self._log.request_log(limit)
+
+    def request_log_since(self, after: int) -> list[dict[str, Any]]:
+        """The kept log entries numbered above ``after`` (``RequestLog.request_log_since``)."""
+        return self._log.request_log_since(after)
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""

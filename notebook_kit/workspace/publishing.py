@@ -69,9 +69,18 @@ class Publisher:
         self._kept: Callable[[], int] = lambda: setting("deployments_kept")
         self._action_env = action_env
 
-    def deploy(self, record: Application, stage: Stage) -> Deployment:
+    def deploy(
+        self,
+        record: Application,
+        stage: Stage,
+        canary: int | None = None,
+        rollback_above: float | None = None,
+    ) -> Deployment:
         """Validate the saved definitions of ``record`` and serve a snapshot of them on
-        ``stage``: exactly what is saved when the deploy commits.
+        ``stage``: exactly what is saved when the deploy commits. With ``canary`` (a
+        percent, checked by the caller) the snapshot serves that share of the calls beside
+        the live deployment (``canary.start``); without, it serves them all and ends any
+        canary.
 
         The bulk of the work (reading, routes, compiling) happens before the write lock;
         inside it the saved definitions are read again and compared, and whatever changed
@@ -90,7 +99,13 @@ class Publisher:
                 a is not b for a, b in zip(definitions, read, strict=True)
             ):
                 versions = self._validate(app, definitions, versions)
-            self._check_quota(stage, app, definitions)
+            live = self.store.live_deployment_id(stage, app)
+            if canary is not None and live is None:
+                raise NotFoundError(
+                    f"{app} is not live on {stage}: a canary needs a live deployment to "
+                    f"split with (deploy without a canary first)"
+                )
+            self.check_quota(stage, app, definitions)
             deployment_id = self.store.add_deployment(
                 app,
                 stage,
@@ -98,7 +113,10 @@ class Publisher:
                 exchange.to_document(record, []),
                 [versions[id(d)] for d in definitions],
             )
-            self.store.set_live(stage, app, deployment_id)
+            if canary is None:
+                self.store.set_live(stage, app, deployment_id)
+            else:
+                self.store.canaries.start(stage, app, deployment_id, canary, rollback_above)
             self.store.prune_deployments(app, stage, self._kept())
             self.store.bump_generation()
         return self.deployment(deployment_id)
@@ -131,8 +149,13 @@ class Publisher:
             self.store.bump_generation()
 
     def rollback(self, app: str, stage: Stage, to: int | None = None) -> Deployment:
-        """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one."""
+        """Serve an earlier snapshot on ``stage``: ``to``, or the one before the live one.
+        While a canary runs, no ``to`` drops the canary and keeps the live deployment."""
         with self.store.transaction():
+            if to is None and self.store.canaries.get(stage, app) is not None:
+                self.store.canaries.end(stage, app)
+                self.store.bump_generation()
+                return self.deployment(self.store.live_deployment_id(stage, app) or 0)
             history = [d for d in self.store.list_deployments(app) if d.stage == stage]
             live = self.store.live_deployment_id(stage, app)
             if to is None:
@@ -153,7 +176,7 @@ class Publisher:
                 target = chosen
             found = self.store.get_deployment(target.id)
             assert found is not None
-            self._check_quota(stage, app, snapshot_definitions(found[1]))
+            self.check_quota(stage, app, snapshot_definitions(found[1]))
             self.store.set_live(stage, app, target.id)
             self.store.bump_generation()
         return self.deployment(target.id)
@@ -164,7 +187,7 @@ class Publisher:
             raise NotFoundError(f"no deployment {deployment_id}")
         return found
 
-    def _check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
+    def check_quota(self, stage: Stage, app: str, definitions: list[Definition]) -> None:
         quota = self._quota()
         if quota is None:
             return

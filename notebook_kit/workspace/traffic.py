@@ -1,7 +1,9 @@
 """The request log as people read it: which application a request went to, its status
 class, and the filters the Logs tab and the notebook offer.
 
-A logged row holds the stage, method, raw path, status, duration and time. The
+A logged row holds the stage, method, raw path, status, duration and time, the deployment
+that answered (None outside the stages or for an application not deployed there) and the
+entry's number (``id``). The
 application is the path's second segment (``/{stage}/{app}/{resource...}``) when the first
 one names a stage; a request outside the stages (``/openapi.json``, a typo) has none.
 """
@@ -41,7 +43,8 @@ def status_class(status: int) -> str:
 
 
 def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Log rows with their ``app`` (after ``stage``) added."""
+    """Log rows with their ``app`` (after ``stage``) added; ``deployment`` (the one that
+    answered, or None) and ``id`` (the entry's number) come last."""
     return [
         {
             "at": row["at"],
@@ -51,6 +54,8 @@ def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "path": row["path"],
             "status": row["status"],
             "duration_ms": row["duration_ms"],
+            "deployment": row.get("deployment"),
+            "id": row.get("id"),
         }
         for row in rows
     ]

@@ -4,10 +4,8 @@ Every rule lives here or below: validation, deploy snapshots, resource counts, k
 import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store (its
 ``workspace.sqlite3``, or a shared PostgreSQL one) and ``environment.sqlite3``.
 
-The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) are one-line
-delegations to the faces that own them (``notebook/``), imported on first use. The faces
-never import this module at run time, so the delegation points one way and draws no
-import circle; ``Workspace`` holds no view or server code itself.
+The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) delegate to
+the faces that own them (``notebook/``), imported on first use: one way, no circle.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ from ..domain.settings import SETTINGS, default_home, find_setting, resolve
 from ..errors import ConflictError, NotFoundError
 from ..store.opening import STORE_ENV, open_store
 from .applications import Deletion, deletion_impact, rename_application
+from .canary import CanaryReleases
 from .configuration import make_home, rotate_key, save_setting
 from .diffing import StageDiff, stage_diff
 from .editing import change_definition, check_sources, draft_definition, insert_definition
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..builtins.users import UserDirectory
+    from ..domain.canary import Canary
     from ..domain.test_runs import Invocation
     from ..runtime.server import BackgroundServer, ServerProcess
 
@@ -46,9 +46,8 @@ _UNSET: Any = object()
 
 
 class Workspace:
-    """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
-    ``~/.notebook_kit`` (created owner-only on first use). The deploy rules live in
-    ``publishing.Publisher``, what actions reach in ``builtins``; this is the facade."""
+    """A workspace: ``NOTEBOOK_KIT_HOME`` or ``~/.notebook_kit`` (made owner-only); the
+    facade over ``publishing``, ``canary``, ``builtins`` and the store."""
 
     def __init__(
         self, home: str | os.PathLike[str] | None = None, store: str | None = None
@@ -59,6 +58,8 @@ class Workspace:
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
         self._publisher = Publisher(self.store, self.setting, self.action_env)
+        # canary releases: ``deploy(canary=)``, ``promote``, ``canary``; ``canaries.check``
+        self.canaries = CanaryReleases(self.store, self._publisher, self.setting)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -88,8 +89,7 @@ class Workspace:
         return self._environment.names()
 
     def users(self) -> UserDirectory:
-        """The execution environment's user directory (what ``fn.getUsers`` and friends
-        use), for managing users from a notebook; it mails reset tokens as ``fn`` does."""
+        """The user directory ``fn.getUsers`` and friends use (mailing as ``fn`` does)."""
         from ..builtins.users import UserDirectory
 
         return UserDirectory(self.store, self.context.notify)
@@ -135,8 +135,7 @@ class Workspace:
         return found
 
     def definitions(self, app: str | None = None, label: str | None = None) -> list[Definition]:
-        """Definitions, optionally of one application and whose label contains ``label``
-        (case-insensitive)."""
+        """Definitions, of ``app`` and whose label contains ``label`` (any case) if given."""
         if app is not None:
             self.application(app)
         found = self.store.list_definitions(app)
@@ -160,8 +159,7 @@ class Workspace:
         constants: Iterable[Constant] = (),
         timeout: float | None = None,
     ) -> Definition:
-        """Create a definition (and its application, if new). Refused whole if invalid.
-        ``timeout``: seconds its action may run (None: the ``action_timeout`` setting)."""
+        """Create a definition (and its new application); ``timeout`` None: the setting's."""
         given = (app, api_id, label, method, resource, action, content_type, requires_auth)
         definition = Definition(*given, functions, tuple(constants), timeout=timeout)
         return insert_definition(self.store, definition)
@@ -182,23 +180,15 @@ class Workspace:
         constants: Iterable[Constant] | None = None,
         timeout: float | None = _UNSET,
     ) -> Definition:
-        """Change a definition (its ID too). What is live changes only at the next deploy.
-        ``timeout=None`` goes back to the ``action_timeout`` setting."""
-        given = {
-            "id": new_id,
-            "label": label,
-            "method": method,
-            "resource": resource,
-            "action": action,
-            "requires_auth": requires_auth,
-            "functions": functions,
-            "constants": None if constants is None else tuple(constants),
-        }
+        """Change a definition (ID too; live at the next deploy); ``timeout=None``: default."""
+        given: dict[str, Any] = {"id": new_id, "label": label, "method": method}
+        given["resource"] = resource
+        given |= {"action": action, "requires_auth": requires_auth, "functions": functions}
+        given["constants"] = None if constants is None else tuple(constants)
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        if content_type is not _UNSET:
-            changes["content_type"] = content_type
-        if timeout is not _UNSET:
-            changes["timeout"] = timeout
+        for name, value in (("content_type", content_type), ("timeout", timeout)):
+            if value is not _UNSET:  # None here means: back to the default
+                changes[name] = value
         return change_definition(self.store, app, api_id, changes)
 
     def draft(self, app: str, api_id: str, **fields: Any) -> Definition:
@@ -251,11 +241,26 @@ class Workspace:
 
     # -- deploy, undeploy, rollback ----------------------------------------------------
 
-    def deploy(self, app: str, stage: Stage | str) -> Deployment:
-        """Validate the whole application and publish a snapshot of it to ``stage``."""
-        stage = Stage.parse(stage)
-        record = self.application(app)
-        return self._publisher.deploy(record, stage)
+    def deploy(
+        self,
+        app: str,
+        stage: Stage | str,
+        canary: int | None = None,
+        rollback_above: float | None = None,
+    ) -> Deployment:
+        """Validate and publish a snapshot to ``stage`` (``canary``: to that % of prod's calls)."""
+        stage, record = Stage.parse(stage), self.application(app)
+        if canary is None and rollback_above is None:
+            return self._publisher.deploy(record, stage)
+        return self.canaries.start(record, stage, canary, rollback_above)
+
+    def promote(self, app: str) -> Deployment:
+        """Serve the canary of ``app`` to every prod call (it becomes live)."""
+        return self.canaries.promote(self.application(app).id)
+
+    def canary(self, app: str) -> Canary | None:
+        """The canary of ``app`` on prod, with each side's stats, or None."""
+        return self.canaries.status(self.application(app).id)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))
@@ -276,13 +281,11 @@ class Workspace:
         return self._publisher.live(Stage.parse(stage))
 
     def deployed_state(self, definition: Definition, stage: Stage | str) -> str:
-        """'deployed', 'changed' (saved differs from live), 'not deployed' or
-        'live as OLD_ID' (renamed since the deploy)."""
+        """'deployed', 'changed', 'not deployed' or 'live as OLD_ID' (renamed since)."""
         return self._publisher.deployed_state(definition, Stage.parse(stage))
 
     def listing(self, app: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
-        """Definitions as rows: their summary, the state on each stage (as
-        ``deployed_state``) and when they were last saved."""
+        """Definitions as rows: summary, each stage's ``deployed_state``, last saved."""
         return self._publisher.listing(self.definitions(app, label))
 
     def resources(self) -> dict[str, dict[str, Any]]:
@@ -325,8 +328,7 @@ class Workspace:
     def import_application(
         self, source: str | os.PathLike[str] | Mapping[str, Any], replace: bool = False
     ) -> Application:
-        """Import an export (a path or the document). Checked whole before anything is
-        written; an existing application is refused unless ``replace``."""
+        """Import an export (path or document), checked whole; existing only if ``replace``."""
         if isinstance(source, Mapping):
             document: Any = dict(source)
         else:
@@ -336,8 +338,7 @@ class Workspace:
     def commit(
         self, app: str, repo: str | os.PathLike[str], message: str, author: str | None = None
     ) -> str:
-        """Commit only the application's files to a git repository; returns the commit id.
-        ``author``: ``Name <email>``, by default git config's user (see ``commit.py``)."""
+        """Commit only the app's files to git (``author``: ``Name <email>``); the commit id."""
         from .commit import commit_application as save
 
         return save(os.fspath(repo), self.application(app), self.definitions(app), message, author)
@@ -345,8 +346,7 @@ class Workspace:
     # -- the sample --------------------------------------------------------------------
 
     def install_sample(self) -> Application:
-        """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
-        stages; again, it changes nothing that is already as the sample has it."""
+        """Create (or restore) ``restapi_sample`` and its data, deployed to both stages."""
         from .sample import install_sample
 
         return install_sample(self, self._publisher)
