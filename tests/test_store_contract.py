@@ -218,6 +218,56 @@ def test_request_log_keeps_the_newest_in_order(ws: Workspace) -> None:
     assert last["at"].startswith("2023-11-14T22:13:30")
 
 
+def test_request_log_numbers_entries_and_names_who_answered(ws: Workspace, store_url: str) -> None:
+    store = ws.store
+    store.append_requests([("t", "dev", "GET", f"/p{i}", 200, 1.0) for i in range(3)], keep=4)
+    old = (1.0, 1.1, "dev", ("GET", "/old"), 200, None, None)  # before canaries: 7 items
+    new = [(2.0 + n, 2.1 + n, "prod", ("GET", f"/n{n}"), 200, None, None, 40 + n) for n in range(2)]
+    store.append_requests([old, *new], keep=4, at_offset=1_700_000_000.0)
+    rows = _reopen(ws, store_url).store.request_log(4)
+    assert [(r["id"], r["path"], r["deployment"]) for r in rows] == [
+        (3, "/p2", None),
+        (4, "/old", None),
+        (5, "/n0", 40),
+        (6, "/n1", 41),
+    ]  # the number stays with an entry while it is kept
+    assert [r["id"] for r in store.request_log_since(4)] == [5, 6]
+    assert store.request_log_since(6) == []
+
+
+def test_a_canary_rides_on_the_live_pointer(ws: Workspace, store_url: str) -> None:
+    _shop(ws)
+    live = ws.deploy("shop", "prod").id
+    ws.edit("shop", "list", action="res.send(3)")
+    ws.store.append_requests([("t", "prod", "GET", "/before", 500, 1.0)], keep=100)
+    canary = ws.deploy("shop", "prod", canary=25, rollback_above=5).id
+    other = _reopen(ws, store_url)  # another node's view
+    generation, pointers, _, canaries = other.store.live_view()
+    assert generation == ws.store.generation()
+    assert (Stage.PROD, "shop", live) in pointers  # the live pointer stays
+    [(stage, app, live_id, canary_id, percent, started, above, log_from)] = canaries
+    assert (stage, app, live_id, canary_id, percent, above) == (
+        Stage.PROD,
+        "shop",
+        live,
+        canary,
+        25,
+        5.0,
+    )
+    assert started and log_from == 1  # the one entry logged before it started
+    ws.set_setting("deployments_kept", "1")
+    ws.deploy("shop", "dev")  # prunes: the canary and the live one stay
+    assert {live, canary} <= {d.id for d in other.deployments("shop")}
+    with ws.store.transaction():
+        ws.store.canaries.end(Stage.PROD, "shop", "ended for a reason")
+    assert other.canary("shop") is None and other.canaries.ended("shop") == "ended for a reason"
+    ws.deploy("shop", "prod", canary=10)
+    assert other.canaries.ended("shop") is None
+    promoted = ws.promote("shop")
+    assert other.store.live_view()[3] == []
+    assert other.store.live_deployment_id(Stage.PROD, "shop") == promoted.id
+
+
 def test_request_log_trim_drops_whole_old_batches(ws: Workspace) -> None:
     store = ws.store
     for n in range(50):

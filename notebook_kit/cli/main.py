@@ -17,7 +17,9 @@ from typing import Any, NoReturn
 import click
 
 from ..errors import NotebookKitError
+from . import canary as cli_canary
 from . import definitions as cli_definitions
+from . import logs as cli_logs
 from . import publishing as cli_publishing
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
@@ -160,6 +162,9 @@ for _command in (
     cli_publishing.deployments,
     cli_publishing.resources,
     cli_publishing.openapi,
+    cli_canary.promote,
+    cli_canary.canary,
+    cli_logs.logs,
     settings_group,
     store_group,
 ):

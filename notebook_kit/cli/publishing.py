@@ -25,13 +25,45 @@ def _base_url_option(text: str) -> Callable[[F], F]:
 @click.command()
 @click.argument("app")
 @click.option("--stage", required=True, type=STAGES)
+@click.option(
+    "--canary",
+    "canary",
+    type=int,
+    default=None,
+    metavar="PERCENT",
+    help="Prod only: serve the new deployment to PERCENT (1-99) % of the calls, the live "
+    "one to the rest, until 'promote' or 'rollback'.",
+)
+@click.option(
+    "--rollback-above",
+    type=float,
+    default=None,
+    metavar="PERCENT",
+    help="With --canary: roll the canary back by itself once more than PERCENT % of its "
+    "calls answer 5xx (after the canary_min_calls setting's number of calls).",
+)
 @_base_url_option("Base URL used to print the endpoint URLs.")
 @click.pass_context
-def deploy(ctx: click.Context, app: str, stage: str, base_url: str) -> None:
-    """Publish APP's saved definitions to a stage."""
+def deploy(
+    ctx: click.Context,
+    app: str,
+    stage: str,
+    canary: int | None,
+    rollback_above: float | None,
+    base_url: str,
+) -> None:
+    """Publish APP's saved definitions to a stage (--canary: to a share of prod's calls)."""
     ws = workspace_of(ctx)
-    deployment = ws.deploy(app, stage)
-    click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
+    deployment = ws.deploy(app, stage, canary=canary, rollback_above=rollback_above)
+    if canary is None:
+        click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
+    else:
+        running = ws.canary(app, stats=False)
+        assert running is not None  # the deploy just started it
+        click.echo(
+            f"deployed {app} to {stage} as a canary (deployment {deployment.id}): "
+            f"{canary} % of the calls, deployment {running.live_id} the rest"
+        )
     for d in ws.definitions(app):
         click.echo(f"  {d.method:<7} {endpoint_url(base_url, stage, app, d.resource)}")
 
@@ -58,10 +90,15 @@ def undeploy(ctx: click.Context, app: str, stage: str) -> None:
 )
 @click.pass_context
 def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
-    """Serve an earlier deployment of APP on a stage."""
-    deployment = workspace_of(ctx).rollback(app, stage, to)
+    """Serve an earlier deployment of APP on a stage; while a canary runs (and no --to is
+    given), drop the canary and keep the live deployment."""
+    ws = workspace_of(ctx)
+    canary = ws.canary(app, stats=False) if stage == "prod" and to is None else None
+    deployment = ws.rollback(app, stage, to)
+    dropped = f" (canary deployment {canary.canary_id} dropped)" if canary else ""
     click.echo(
-        f"{app} on {stage} now serves deployment {deployment.id} of {deployment.deployed_at}"
+        f"{app} on {stage} now serves deployment {deployment.id} of "
+        f"{deployment.deployed_at}{dropped}"
     )
 
 

@@ -201,7 +201,8 @@ class Runtime:
         """
         loop = asyncio.get_running_loop()
         link = StoreLink(self.store, loop)
-        next_check = next_canary_check = 0.0
+        next_check = next_judging = 0.0
+        unjudged = False  # log entries written since the last canary check
         try:
             while True:
                 with contextlib.suppress(asyncio.TimeoutError):
@@ -226,11 +227,12 @@ class Runtime:
                     if pending and not link.lost:
                         await loop.run_in_executor(None, self.flush_log, pending)
                         pending = []
-                        # A canary with a rollback threshold: judge it on the log just
-                        # written (the core decides; docs/canary.md).
-                        if self.live.canary_check and loop.time() >= next_canary_check:
-                            next_canary_check = loop.time() + _CANARY_CHECK_SECONDS
-                            await loop.run_in_executor(None, self.workspace.canaries.check)
+                        unjudged = True
+                    # A canary with a rollback threshold: judge it on the log this worker
+                    # wrote since (the core decides; docs/canary.md).
+                    if unjudged and self.live.canary_check and loop.time() >= next_judging:
+                        unjudged, next_judging = False, loop.time() + _CANARY_CHECK_SECONDS
+                        await loop.run_in_executor(None, self.workspace.canaries.check)
                 except StoreError as exc:
                     link.failed(exc)
                 except Exception:  # a defect, not an outage: do not retry the same entries

@@ -59,6 +59,11 @@ class CanaryReleases:
         """Deploy ``record``'s saved definitions as a canary on ``stage`` (prod only)."""
         if stage is not CANARY_STAGE:
             raise ValidationError(f"canary releases run on prod only, not {stage}", field="stage")
+        if percent is None:
+            raise ValidationError(
+                "an automatic-rollback threshold applies to a canary: give its percent too",
+                field="canary",
+            )
         percent = validate_percent(percent)
         threshold = validate_threshold(rollback_above)
         return self._publisher.deploy(record, stage, percent, threshold)

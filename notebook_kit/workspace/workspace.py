@@ -258,9 +258,9 @@ class Workspace:
         """Serve the canary of ``app`` to every prod call (it becomes live)."""
         return self.canaries.promote(self.application(app).id)
 
-    def canary(self, app: str) -> Canary | None:
-        """The canary of ``app`` on prod, with each side's stats, or None."""
-        return self.canaries.status(self.application(app).id)
+    def canary(self, app: str, stats: bool = True) -> Canary | None:
+        """The canary of ``app`` on prod (with each side's ``stats``), or None."""
+        return self.canaries.status(self.application(app).id, stats)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))

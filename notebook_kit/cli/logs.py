@@ -1,0 +1,42 @@
+"""``notebook-kit logs``: the request log, newest last, with the deployment that answered."""
+
+from __future__ import annotations
+
+import click
+
+from ..workspace.traffic import STATUS_CLASSES, filter_requests
+from .output import STAGES, echo_json, echo_table, workspace_of
+
+__all__ = ["logs"]
+
+
+@click.command()
+@click.option("--stage", type=STAGES, default=None, help="Only this stage's requests.")
+@click.option("--app", default=None, help="Only requests to this application.")
+@click.option("--status", type=click.Choice(STATUS_CLASSES), default=None, help="Status class.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="How many of the newest matching requests.",
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def logs(
+    ctx: click.Context,
+    stage: str | None,
+    app: str | None,
+    status: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """The newest logged requests: ID, time, stage, app, method, path, status, duration and
+    the deployment that answered."""
+    rows = filter_requests(workspace_of(ctx).request_log(), stage, app, status)[-limit:]
+    if as_json:
+        echo_json(rows)
+        return
+    shown = [{**row, "ms": f"{row['duration_ms']:.1f}"} for row in rows]
+    columns = ["id", "at", "stage", "app", "method", "path", "status", "ms", "deployment"]
+    echo_table(shown, columns)
