@@ -87,14 +87,25 @@ class CanaryReleases:
         row = self.store.canaries.get(CANARY_STAGE, app)
         if row is None:
             return None
+        return self._with_stats(row) if stats else self._canary(row)
+
+    def running(self) -> list[Canary]:
+        """Every canary running, with each side's stats (the log read once)."""
+        rows = self.store.canaries.running()
+        if not rows:
+            return []
+        log = self.store.request_log_since(min(row[7] for row in rows))
+        return [self._with_stats(row, log) for row in rows]
+
+    def _with_stats(self, row: CanaryRow, log: list[dict[str, Any]] | None = None) -> Canary:
+        """The canary of ``row`` with its sides' stats from the log since it started."""
+        log = self.store.request_log_since(row[7]) if log is None else log
+        mine = [r for r in log if r["id"] > row[7] and r["stage"] == row[0]]
         canary = self._canary(row)
-        if not stats:
-            return canary
-        rows = [r for r in self.store.request_log_since(row[7]) if r["stage"] == row[0]]
         return replace(
             canary,
-            live=side_stats(canary.live_id, rows),
-            canary=side_stats(canary.canary_id, rows),
+            live=side_stats(canary.live_id, mine),
+            canary=side_stats(canary.canary_id, mine),
         )
 
     def ended(self, app: str) -> str | None:

@@ -16,6 +16,7 @@ import ipywidgets as widgets
 from ...domain.models import Definition, Deployment, Stage, endpoint_url
 from ...errors import NotFoundError, ValidationError
 from ...workspace.workspace import Workspace
+from .canary import CanaryPanel
 from .copy import CopyButton
 from .curl import curl_line
 from .diff_view import STAGE_NAMES, deployments_html, diff_html
@@ -94,6 +95,7 @@ class DeployPanel(widgets.VBox):
         self.undeploy_prod.on_click(self._on_undeploy_click)
         self.rollback.on_click(self._on_rollback_click)
         self.rollback_stage.observe(self._on_rollback_stage_value, names="value")
+        self.canary = CanaryPanel(workspace, self._changed)  # the split on prod (canary.py)
         self.links = widgets.VBox(
             [
                 self.urls,
@@ -117,6 +119,7 @@ class DeployPanel(widgets.VBox):
                 wrapping(self.rollback_stage, self.rollback_target, self.rollback),
                 self.rollback_ask,
                 self.rollback_status,
+                self.canary,
                 self.links,
             ]
         )
@@ -155,6 +158,7 @@ class DeployPanel(widgets.VBox):
             diffs = []  # an application ID typed but not created yet
         self.diff.value = diff_html(diffs) if diffs else "<i>Nothing saved yet.</i>"
         self._show_targets(history)
+        self.canary.load(self.app)
         self.show_urls()
 
     def _history(self) -> list[Deployment]:

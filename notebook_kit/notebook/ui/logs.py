@@ -15,6 +15,7 @@ from ...errors import NotebookKitError
 from ...workspace.traffic import STATUS_CLASSES, filter_requests, status_class
 from ...workspace.workspace import Workspace
 from ..frames import request_log_frame
+from .canary import CanarySummary
 from .charts import EMPTY_TEXT, request_charts
 from .feedback import Status
 
@@ -83,7 +84,8 @@ class LogsPanel(widgets.VBox):
             [self.stage, self.app, self.status_class, self.refresh_button, self.status],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
-        super().__init__([filters, self.empty, self.charts, self.table])
+        self.canaries = CanarySummary(workspace)  # running canaries side by side (canary.py)
+        super().__init__([filters, self.canaries, self.empty, self.charts, self.table])
         self.add_class("nk-logs")
         self._lock = threading.RLock()
         self._quiet = False  # set while the panel itself changes the filters
@@ -106,6 +108,7 @@ class LogsPanel(widgets.VBox):
         with self._lock:
             rows = self.workspace.request_log()
             self._update_apps(rows, keep=self.app.value if app is None else app)
+            self.canaries.show(self.app.value)  # a canary may start or end without traffic
             filters = (self.stage.value, self.app.value, self.status_class.value)
             newest = tuple(rows[-1].values()) if rows else None
             shown = (len(rows), newest, filters)
@@ -211,7 +214,16 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     """The requests as an HTML table, newest first; status coloured by class."""
     head = "".join(
         f'<th style="text-align:left;padding:2px 8px">{h}</th>'
-        for h in ("time (UTC)", "stage", "application", "method", "path", "status", "ms")
+        for h in (
+            "time (UTC)",
+            "stage",
+            "application",
+            "method",
+            "path",
+            "status",
+            "ms",
+            "deployment",
+        )
     )
     body = []
     for row in rows:
@@ -223,7 +235,8 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
             + "".join(f'<td style="padding:2px 8px">{html.escape(str(c))}</td>' for c in cells)
             + f'<td class="nk-status-{kind}" style="padding:2px 8px;font-weight:bold;'
             f'color:{_TEXT_COLOURS[kind]}">{row["status"]}</td>'
-            f'<td style="padding:2px 8px;text-align:right">{row["duration_ms"]:.1f}</td></tr>'
+            f'<td style="padding:2px 8px;text-align:right">{row["duration_ms"]:.1f}</td>'
+            f'<td style="padding:2px 8px">{row.get("deployment") or ""}</td></tr>'
         )
     return (
         '<div style="max-height:320px;overflow:auto"><table style="border-collapse:collapse;'
