@@ -89,7 +89,7 @@ class CanaryPanel(widgets.VBox):
             placeholder="off",
             description="Auto rollback above % 5xx",
             style={"description_width": "initial"},
-            layout=widgets.Layout(width="16em"),
+            layout=widgets.Layout(width="20em"),
         )
         self.start = widgets.Button(
             description="Deploy canary to prod",
