@@ -215,18 +215,18 @@ def test_check_rolls_back_a_failing_canary_once(shop: Workspace) -> None:
 
 def test_no_canary_leaves_the_stage_table_without_one(shop: Workspace) -> None:
     runtime = Runtime(shop)
-    assert all(stage.canaries is None for stage in runtime.live.stages.values())
+    assert all(stage.hooks is None for stage in runtime.live.stages.values())
     assert not runtime.live.canary_check
     _revision(shop, 2)
     shop.deploy(APP, "prod", canary=10, rollback_above=5)
     assert runtime.refresh()
     prod = runtime.live.stages["prod"]
-    assert prod.canaries is not None and set(prod.canaries) == {APP}
-    assert runtime.live.stages["dev"].canaries is None and runtime.live.canary_check
+    assert prod.hooks is not None and set(prod.hooks.canaries) == {APP}
+    assert runtime.live.stages["dev"].hooks is None and runtime.live.canary_check
     compiled = runtime._builder.compiled
     shop.promote(APP)
     assert runtime.refresh()
-    assert runtime.live.stages["prod"].canaries is None
+    assert runtime.live.stages["prod"].hooks is None
     assert runtime._builder.compiled == compiled  # the canary's build became the live one
 
 

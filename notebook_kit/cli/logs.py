@@ -1,4 +1,5 @@
-"""``notebook-kit logs``: the request log, newest last, with the deployment that answered."""
+"""``notebook-kit logs|replay``: the request log, newest last, with the deployment that
+answered; a recorded call run again on another version, the two answers diffed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import click
 from ..workspace.traffic import STATUS_CLASSES, filter_requests
 from .output import STAGES, echo_json, echo_table, workspace_of
 
-__all__ = ["logs"]
+__all__ = ["logs", "replay"]
 
 
 @click.command()
@@ -40,3 +41,30 @@ def logs(
     shown = [{**row, "ms": f"{row['duration_ms']:.1f}"} for row in rows]
     columns = ["id", "at", "stage", "app", "method", "path", "status", "ms", "deployment"]
     echo_table(shown, columns)
+
+
+@click.command()
+@click.argument("entry_id", type=int)
+@click.option(
+    "--against",
+    default="saved",
+    show_default=True,
+    help="The version to compare with: saved, dev, prod or a deployment ID.",
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def replay(ctx: click.Context, entry_id: int, against: str, as_json: bool) -> None:
+    """Run recorded call ENTRY_ID (see 'logs') again, in this process, on the deployment
+    that answered it and on another version, and show the two answers' differences."""
+    result = workspace_of(ctx).replay(entry_id, against)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    click.echo(
+        f"replayed entry {entry_id} ({result.app}/{result.api_id}) on "
+        f"{result.before_version} ({result.before.status}) and {result.after_version} "
+        f"({result.after.status})"
+    )
+    if result.truncated:
+        click.echo("note: the recorded body was cut to record_max_bytes")
+    click.echo(result.diff if result.diff else "same answer")

@@ -165,6 +165,7 @@ for _command in (
     cli_canary.promote,
     cli_canary.canary,
     cli_logs.logs,
+    cli_logs.replay,
     settings_group,
     store_group,
 ):

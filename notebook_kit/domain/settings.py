@@ -132,6 +132,24 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     Setting(
+        "record_requests_dev",
+        False,
+        "Keep each dev request's headers and body in the request log (for replay).",
+        _boolean,
+    ),
+    Setting(
+        "record_requests_prod",
+        False,
+        "Keep each prod request's headers and body in the request log (for replay).",
+        _boolean,
+    ),
+    Setting(
+        "record_max_bytes",
+        16_384,
+        "Most bytes of a recorded request's body kept in the request log.",
+        _positive_int,
+    ),
+    Setting(
         "canary_min_calls",
         20,
         "Calls a canary must have answered before its 5xx share can roll it back.",

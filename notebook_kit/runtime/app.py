@@ -30,6 +30,7 @@ from ..domain.models import Definition, Stage
 from ..errors import StoreError
 from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .builder import LiveBuilder
+from .hooks import Hooks
 from .http_guard import apply_timeouts
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
@@ -81,6 +82,7 @@ class Runtime:
         self._environment = ActionEnvironment(self.context)
         self._reserved = ReservedPaths(self.context)
         self._pending_log: list[LogEntry] = []
+        self._hooks = Hooks()  # what stages with hooks do per call (hooks.py)
         self._limiters: dict[Stage, RateLimiter | None] = {}  # kept across reloads
         self._builder = LiveBuilder(self.store, self._environment.names)
         self.live = self._prepared = self._build()
@@ -213,6 +215,8 @@ class Runtime:
                     next_check = 0.0
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = link.take(self._pending_log), []
+                if self._hooks.records:
+                    pending = self._hooks.attach(pending, self.live.request_timeout)
                 try:
                     sync = self.sync
                     behind = sync is not None and sync.target > self._prepared.generation
@@ -287,8 +291,8 @@ class Runtime:
             deployment = None
             response = await self._reserved.answer(request, live, parts)
         else:
-            if stage.canaries is not None:  # a canary runs on this stage: pick the side
-                stage = stage.side(request, parts)
+            if stage.hooks is not None:  # a canary runs or calls are recorded here
+                stage = self._hooks.before(stage, request, parts, started)
             stage_name = stage.name
             try:
                 match, key, action_key, deployment = stage.matches[method, path]

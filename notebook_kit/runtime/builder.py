@@ -34,7 +34,7 @@ from ..domain.routing import AppRoutes, RouteTable
 from ..store.canaries import CanaryRow
 from ..store.store import Store
 from .limits import RateLimiter
-from .live import CanarySplit, LiveState, StageTable
+from .live import CanarySplit, LiveState, StageHooks, StageTable
 
 __all__ = ["LiveBuilder", "freeze_heap"]
 
@@ -123,7 +123,10 @@ class LiveBuilder:
         every = [*served.items(), *((k, c[1]) for k, c in canaries.items())]
         in_use = {(stage, v) for (stage, _), s in every for v in s.versions}
         self._actions = {k: a for k, a in self._actions.items() if k in in_use}
-        stages = {str(s): self._stage(s, keys[s].encode(), limiters[s]) for s in Stage}
+        stages = {
+            str(s): self._stage(s, keys[s].encode(), limiters[s], _record_bytes(settings, s))
+            for s in Stage
+        }
         self._stages = stages
         return LiveState(
             generation,
@@ -138,7 +141,9 @@ class LiveBuilder:
             any(row[6] is not None for row, _ in canaries.values()),
         )
 
-    def _stage(self, stage: Stage, key: bytes, limiter: RateLimiter | None) -> StageTable:
+    def _stage(
+        self, stage: Stage, key: bytes, limiter: RateLimiter | None, record_bytes: int
+    ) -> StageTable:
         name = str(stage)
         apps = {app: s for (st, app), s in sorted(self._served.items()) if st == name}
         deployed = {app: s.deployment_id for app, s in apps.items()}
@@ -151,10 +156,11 @@ class LiveBuilder:
             and previous.limiter is limiter
             and {app: p[1] for app, p in previous.published.items()} == deployed
             and _splits(previous) == splits
+            and (previous.hooks.record_bytes if previous.hooks else 0) == record_bytes
         ):
             return previous  # nothing it serves changed: keep it, and what it has matched
         table = self._table(name, stage, key, limiter, apps)
-        if not canaries:
+        if not canaries and not record_bytes:
             return table
         sides = {
             app: CanarySplit.of(
@@ -165,7 +171,7 @@ class LiveBuilder:
             )
             for app, (row, canary) in canaries.items()
         }
-        return dataclasses.replace(table, canaries=sides)
+        return dataclasses.replace(table, hooks=StageHooks(sides, record_bytes))
 
     @staticmethod
     def _table(
@@ -224,9 +230,14 @@ class LiveBuilder:
         )
 
 
+def _record_bytes(settings: Mapping[str, Any], stage: Stage) -> int:
+    """How many body bytes ``stage`` keeps of a recorded call (0: it records none)."""
+    return int(settings["record_max_bytes"]) if settings[f"record_requests_{stage}"] else 0
+
+
 def _splits(table: StageTable) -> dict[str, tuple[int, int]]:
     """A stage table's canaries as app -> (canary deployment, percent)."""
-    found = table.canaries or {}
+    found = table.hooks.canaries if table.hooks is not None else {}
     return {app: (split.canary_id, split.percent) for app, split in found.items()}
 
 

@@ -5,10 +5,12 @@
 limits in force. A reload builds a new one beside it and replaces the reference, so a
 request in flight always sees one consistent state.
 
-A stage where a canary runs (see docs/canary.md) has ``canaries``: per application with a
-canary, a ``CanarySplit`` holding a second ``StageTable`` in which that application's
-routes are the canary deployment's. Only then does a request pick a side
-(``StageTable.side``); elsewhere ``canaries`` is None and costs the request one check.
+A stage where a canary runs (see docs/canary.md) or whose calls are recorded (see
+docs/replay.md) has ``hooks``: per application with a canary, a ``CanarySplit`` holding a
+second ``StageTable`` in which that application's routes are the canary deployment's, and
+how many body bytes a recording keeps. Only then does a request pick a side
+(``StageTable.side``) or get recorded; elsewhere ``hooks`` is None and costs the request
+one check.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..domain.models import Application, Definition
 from ..domain.routing import Match, RouteTable
 from .limits import RateLimiter
 
-__all__ = ["CanarySplit", "LiveState", "LogEntry", "Memo", "StageTable"]
+__all__ = ["CanarySplit", "LiveState", "LogEntry", "Memo", "StageHooks", "StageTable"]
 
 _MATCHES_KEPT = 4096
 
@@ -68,8 +70,8 @@ class StageTable:
     matches: dict[tuple[str, str], Memo] = field(default_factory=dict)
     # the stage's rate limit in this worker, or None (see limits.py)
     limiter: RateLimiter | None = None
-    # app ID -> its canary split, or None when no canary runs on the stage
-    canaries: dict[str, CanarySplit] | None = None
+    # what only some stages do (a canary, recording calls), or None: nothing
+    hooks: StageHooks | None = None
 
     def match(self, method: str, path: str, parts: list[str]) -> Memo:
         """Walk the table for a path split on '/' (stage first) and remember the answer."""
@@ -95,7 +97,7 @@ class StageTable:
         """The table that answers this request on a stage where canaries run: the
         canary's if the path's application has one and the caller falls in its share
         (or names its deployment in the header), else this one."""
-        split = self.canaries.get(parts[2]) if self.canaries is not None else None
+        split = self.hooks.canaries.get(parts[2]) if self.hooks is not None else None
         if split is None:
             return self
         headers = request.headers
@@ -107,6 +109,15 @@ class StageTable:
                 return self
         identity = headers.get("x-api-key") or request.ip
         return split.table if caller_bucket(identity) < split.percent else self
+
+
+@dataclass(frozen=True, slots=True)
+class StageHooks:
+    """What a stage does beyond routing, when it does: its canaries (app ID -> split) and
+    how many body bytes a recorded call keeps (0: calls are not recorded)."""
+
+    canaries: dict[str, CanarySplit]
+    record_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)

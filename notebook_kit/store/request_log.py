@@ -27,7 +27,8 @@ ActionStats = tuple[str, str, str, int, int, int, str, str | None, str | None, i
 
 
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """A stored batch as (at, stage, method, path, status, ms, deployment) rows."""
+    """A stored batch as (at, stage, method, path, status, ms, deployment, request) rows
+    (``request``: the recorded request, or None)."""
     if rows and len(rows[0]) >= 7:  # runtime entries: see append_requests
         return [
             (
@@ -38,10 +39,11 @@ def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, .
                 e[4],
                 (e[1] - e[0]) * 1000,
                 e[7] if len(e) > 7 else None,  # the deployment that answered
+                e[8] if len(e) > 8 else None,  # the recorded request
             )
             for e in rows
         ]
-    return [(offset + row[0] if offset else row[0], *row[1:6], None) for row in rows]
+    return [(offset + row[0] if offset else row[0], *row[1:6], None, None) for row in rows]
 
 
 # A runtime's log entry: started and ended (perf_counter times), stage, (method, path),
@@ -86,7 +88,17 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
     ]
 
 
-_COLUMNS = ("id", "at", "stage", "method", "path", "status", "duration_ms", "deployment")
+_COLUMNS = (
+    "id",
+    "at",
+    "stage",
+    "method",
+    "path",
+    "status",
+    "duration_ms",
+    "deployment",
+    "request",
+)
 
 
 def _numbered(blob: bytes, upto: int) -> list[tuple[Any, ...]]:
@@ -131,8 +143,8 @@ class RequestLog:
 
         A row may also be the runtime's own entry, stored as it is and turned into the
         columns above only when read: (started, ended, stage, (method, path), status, ran,
-        error, deployment), two clock readings; the eighth item (the ID of the deployment
-        that answered) is optional.
+        error, deployment, request), two clock readings; the eighth item (the ID of the
+        deployment that answered) and the ninth (the recorded request) are optional.
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None[,
@@ -169,7 +181,8 @@ class RequestLog:
 
         Each row: ``id`` (the entry's number: the log's running count, so it never changes
         while the entry is kept), at, stage, method, path, status, duration_ms and
-        ``deployment`` (the deployment that answered, or None)."""
+        ``deployment`` (the deployment that answered, or None) and ``request`` (the
+        recorded request, ``recording.record_request``, or None)."""
         entries: list[Any] = []
         batches = self._db.execute("SELECT rows, upto FROM request_log_batches ORDER BY id DESC")
         for blob, upto in batches:
@@ -179,6 +192,17 @@ class RequestLog:
         if limit is not None:
             entries = entries[-limit:] if limit > 0 else []
         return _as_dicts(entries)
+
+    def request_log_entry(self, entry_id: int) -> dict[str, Any] | None:
+        """The kept entry numbered ``entry_id`` (as ``request_log``), or None."""
+        row = self._db.execute(
+            "SELECT rows, upto FROM request_log_batches WHERE upto >= ? ORDER BY upto LIMIT 1",
+            (entry_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        found = [e for e in _numbered(row[0], row[1]) if e[0] == entry_id]
+        return _as_dicts(found)[0] if found else None
 
     def request_log_since(self, after: int) -> list[dict[str, Any]]:
         """The kept entries numbered above ``after``, oldest first (as ``request_log``)."""

@@ -378,6 +378,10 @@ class Store:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first."""
         return self._log.request_log(limit)
 
+    def request_log_entry(self, entry_id: int) -> dict[str, Any] | None:
+        """The kept log entry numbered ``entry_id``, its recorded request included."""
+        return self._log.request_log_entry(entry_id)
+
     def request_log_since(self, after: int) -> list[dict[str, Any]]:
         """The kept log entries numbered above ``after`` (``RequestLog.request_log_since``)."""
         return self._log.request_log_since(after)

@@ -44,7 +44,8 @@ def status_class(status: int) -> str:
 
 def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Log rows with their ``app`` (after ``stage``) added; ``deployment`` (the one that
-    answered, or None) and ``id`` (the entry's number) come last."""
+    answered, or None), ``id`` (the entry's number) and ``recorded`` (whether the request
+    was recorded, so it can be replayed) come last."""
     return [
         {
             "at": row["at"],
@@ -56,6 +57,7 @@ def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "duration_ms": row["duration_ms"],
             "deployment": row.get("deployment"),
             "id": row.get("id"),
+            "recorded": row.get("request") is not None,
         }
         for row in rows
     ]

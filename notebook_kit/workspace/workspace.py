@@ -22,6 +22,7 @@ from ..domain.models import Application, Constant, Definition, Deployment, Stage
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
 from ..errors import ConflictError, NotFoundError
 from ..store.opening import STORE_ENV, open_store
+from . import replay as replaying
 from .applications import Deletion, deletion_impact, rename_application
 from .canary import CanaryReleases
 from .configuration import make_home, rotate_key, save_setting
@@ -64,7 +65,7 @@ class Workspace:
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
 
-    # -- settings ----------------------------------------------------------------------
+    # -- settings and keys -------------------------------------------------------------
 
     def setting(self, name: str) -> Any:
         return resolve(find_setting(name), self.store.stored_settings())
@@ -76,6 +77,12 @@ class Workspace:
     def set_setting(self, name: str, value: str | None) -> None:
         """Store a setting (``None`` goes back to the default). Checked before it is saved."""
         save_setting(self.store, self.home, name, value)
+
+    def keys(self) -> dict[str, str]:
+        return {str(stage): key for stage, key in self.store.api_keys().items()}
+
+    def rotate_key(self, stage: Stage | str) -> str:
+        return rotate_key(self.store, Stage.parse(stage))
 
     # -- the action environment --------------------------------------------------------
 
@@ -182,9 +189,8 @@ class Workspace:
     ) -> Definition:
         """Change a definition (ID too; live at the next deploy); ``timeout=None``: default."""
         given: dict[str, Any] = {"id": new_id, "label": label, "method": method}
-        given["resource"] = resource
-        given |= {"action": action, "requires_auth": requires_auth, "functions": functions}
-        given["constants"] = None if constants is None else tuple(constants)
+        given |= {"resource": resource, "action": action, "requires_auth": requires_auth}
+        given |= {"functions": functions, "constants": constants}  # the record tuples it
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         for name, value in (("content_type", content_type), ("timeout", timeout)):
             if value is not _UNSET:  # None here means: back to the default
@@ -258,6 +264,10 @@ class Workspace:
         """Serve the canary of ``app`` to every prod call (it becomes live)."""
         return self.canaries.promote(self.application(app).id)
 
+    def replay(self, entry_id: int, against: str | int = "saved") -> replaying.Replay:
+        """Run recorded call ``entry_id`` on the deployment that answered and ``against``."""
+        return replaying.replay(self.store, self.compile, entry_id, against)
+
     def canary(self, app: str, stats: bool = True) -> Canary | None:
         """The canary of ``app`` on prod (with each side's ``stats``), or None."""
         return self.canaries.status(self.application(app).id, stats)
@@ -309,15 +319,7 @@ class Workspace:
         record, definitions, deployment_id = self._publisher.live_snapshot(app, stage)
         return build_document(record, stage, definitions, base_url, deployment_id)
 
-    # -- keys --------------------------------------------------------------------------
-
-    def keys(self) -> dict[str, str]:
-        return {str(stage): key for stage, key in self.store.api_keys().items()}
-
-    def rotate_key(self, stage: Stage | str) -> str:
-        return rotate_key(self.store, Stage.parse(stage))
-
-    # -- export, import, commit --------------------------------------------------------
+    # -- export, import, commit, the sample ----------------------------------------------
 
     def export(self, app: str) -> dict[str, Any]:
         return exchange.to_document(self.application(app), self.store.list_definitions(app))
@@ -342,8 +344,6 @@ class Workspace:
         from .commit import commit_application as save
 
         return save(os.fspath(repo), self.application(app), self.definitions(app), message, author)
-
-    # -- the sample --------------------------------------------------------------------
 
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, deployed to both stages."""
