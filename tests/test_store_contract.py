@@ -233,6 +233,13 @@ def test_request_log_numbers_entries_and_names_who_answered(ws: Workspace, store
     ]  # the number stays with an entry while it is kept
     assert [r["id"] for r in store.request_log_since(4)] == [5, 6]
     assert store.request_log_since(6) == []
+    recorded = {"method": "GET", "path": "/r", "query": "", "headers": [], "body": b"\x00b"}
+    entry = (3.0, 3.1, "dev", ("GET", "/r"), 200, None, None, 7, recorded)
+    store.append_requests([entry], keep=4, at_offset=1_700_000_000.0)
+    found = _reopen(ws, store_url).store.request_log_entry(7)
+    assert found is not None and (found["deployment"], found["request"]) == (7, recorded)
+    assert store.request_log_entry(5)["request"] is None  # type: ignore[index]
+    assert store.request_log_entry(99) is None
 
 
 def test_a_canary_rides_on_the_live_pointer(ws: Workspace, store_url: str) -> None:

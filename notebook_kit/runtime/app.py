@@ -257,8 +257,10 @@ class Runtime:
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
         to the store (the buffer itself by default)."""
-        if pending is None:
+        if pending is None:  # on the loop, or stopped: recordings are joined here
             pending, self._pending_log = self._pending_log, []
+            if self._hooks.records:
+                pending = self._hooks.attach(pending, self.live.request_timeout)
         if not pending:
             return
         wall = time.time() - time.perf_counter()  # entries carry perf_counter times
