@@ -28,7 +28,13 @@ from .publishing import snapshot_definitions
 if TYPE_CHECKING:
     from ..domain.test_runs import Invocation
 
-__all__ = ["Replay", "recorded_call", "replay"]
+__all__ = ["LoggedCall", "Replay", "logged_call", "recorded_call", "replay"]
+
+#: Headers a logged call does not carry into the Test tab: the transport's, and the
+#: credentials (recorded redacted; the Test tab adds the stage's key itself).
+_NOT_CARRIED = frozenset(
+    {"host", "content-length", "connection", "transfer-encoding", "accept-encoding"}
+)
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,43 @@ class Replay:
             "diff": self.diff,
             "truncated": self.truncated,
         }
+
+
+@dataclass(frozen=True)
+class LoggedCall:
+    """A recorded call as the Test tab takes it: the saved definition its path reaches
+    now, with the path parameters, query, headers and body it was called with."""
+
+    entry_id: int
+    app: str
+    api_id: str
+    path_parameters: dict[str, str]
+    query: str
+    headers: dict[str, str]
+    body: str
+    truncated: bool
+
+
+def logged_call(store: Store, entry_id: int) -> LoggedCall:
+    """Recorded call ``entry_id`` aimed at the saved definition its path reaches."""
+    from ..domain.recording import REDACTED_HEADERS
+
+    request = recorded_call(store, entry_id)["request"]
+    app = request["path"].split("/")[2] if request["path"].count("/") > 1 else ""
+    definition, params = _route(
+        app, store.list_definitions(app), request["method"], request["path"], "saved"
+    )
+    skipped = _NOT_CARRIED | REDACTED_HEADERS
+    return LoggedCall(
+        entry_id,
+        app,
+        definition.id,
+        params,
+        request["query"],
+        {name: value for name, value in request["headers"] if name.lower() not in skipped},
+        bytes(request["body"]).decode("utf-8", "replace"),
+        bool(request["truncated"]),
+    )
 
 
 def recorded_call(store: Store, entry_id: int) -> dict[str, Any]:

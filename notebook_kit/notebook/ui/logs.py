@@ -18,6 +18,7 @@ from ..frames import request_log_frame
 from .canary import CanarySummary
 from .charts import EMPTY_TEXT, request_charts
 from .feedback import Status
+from .replay import ReplayBar
 
 __all__ = ["LogsPanel"]
 
@@ -85,7 +86,9 @@ class LogsPanel(widgets.VBox):
             layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
         )
         self.canaries = CanarySummary(workspace)  # running canaries side by side (canary.py)
-        super().__init__([filters, self.canaries, self.empty, self.charts, self.table])
+        self.replay = ReplayBar(workspace)  # recorded calls: open in Test, replay (replay.py)
+        children = [filters, self.canaries, self.replay, self.empty, self.charts, self.table]
+        super().__init__(children)
         self.add_class("nk-logs")
         self._lock = threading.RLock()
         self._quiet = False  # set while the panel itself changes the filters
@@ -109,6 +112,7 @@ class LogsPanel(widgets.VBox):
             rows = self.workspace.request_log()
             self._update_apps(rows, keep=self.app.value if app is None else app)
             self.canaries.show(self.app.value)  # a canary may start or end without traffic
+            self.replay.show(rows)
             filters = (self.stage.value, self.app.value, self.status_class.value)
             newest = tuple(rows[-1].values()) if rows else None
             shown = (len(rows), newest, filters)

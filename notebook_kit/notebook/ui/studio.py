@@ -18,6 +18,7 @@ import ipywidgets as widgets
 from ...domain.models import Definition, Stage
 from ...errors import NotFoundError
 from ...runtime.server import BackgroundServer
+from ...workspace.replay import LoggedCall
 from ...workspace.workspace import Workspace
 from ..serving import background_servers
 from .applications import ApplicationBar
@@ -28,6 +29,7 @@ from .form import DefinitionForm
 from .logs import LogsPanel
 from .manage import ManagePanel
 from .refresh import StorePoller
+from .replay import fill_test_panel
 from .resources import ResourcesPanel
 from .server_panel import ServerPanel
 from .tester import TestPanel
@@ -103,6 +105,7 @@ class Studio(widgets.HBox):
             workspace, base_url=self.server_panel.base_url, on_deployed=self._on_deployed
         )
         self.logs = LogsPanel(workspace)
+        self.logs.replay.on_open = self._open_logged  # a logged call into the Test tab
         self.resources = ResourcesPanel(workspace)
         self.definitions.on_pick(self._on_definition_pick)
         self.search.observe(self._on_search_value, names="value")
@@ -341,6 +344,17 @@ class Studio(widgets.HBox):
         """Ctrl/Cmd+Enter in an editor: run the edited version in the Test tab."""
         self.tabs.selected_index = TAB_TITLES.index("Test")
         self.tester.run_edited()
+
+    def _open_logged(self, call: LoggedCall) -> None:
+        """Show a recorded call's definition in the Test tab, its request filled in."""
+
+        def show() -> None:
+            self.select(call.app, call.api_id)
+            self.tabs.selected_index = TAB_TITLES.index("Test")
+            fill_test_panel(self.tester, call)
+
+        with self._lock:
+            self._guard(f"open {call.app} / {call.api_id}", show)
 
     def _on_form_saved(self, definition: Definition) -> None:
         with self._lock:
