@@ -44,6 +44,7 @@ def test_a_logged_call_opens_in_the_test_tab(studio: Studio) -> None:
         "GET /dev/nowhere",
         f"GET /dev/{APP}/employee/E002",
     ]
+    assert bar.entry.value == bar.entry.options[0][1]  # the newest is chosen
     bar.entry.value = bar.entry.options[1][1]
     bar.open_button.click()
     tester = studio.tester

@@ -110,8 +110,9 @@ class ReplayBar(widgets.VBox):
         if options != [tuple(o) for o in self.entry.options]:
             chosen = self.entry.value
             self.entry.options = options
-            if chosen in self._rows:
-                self.entry.value = chosen
+            if chosen not in self._rows:  # the newest, when the one chosen is gone
+                chosen = options[0][1] if options else None
+            self.entry.value = chosen
         self.layout.display = None if options else "none"
         self.open_button.layout.display = None if self.on_open is not None else "none"
 
