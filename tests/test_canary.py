@@ -181,11 +181,9 @@ def test_the_rollback_rule(
     calls: int, errors: int, above: float | None, minimum: int, rolled_back: bool
 ) -> None:
     canary = Canary("a", "prod", 1, 2, 10, "t", above, minimum)
-    rows = [
-        {"deployment": 2, "status": 500 if n < errors else 200, "duration_ms": 1.0}
-        for n in range(calls)
-    ]
-    reason = should_roll_back(canary, side_stats(2, rows))
+    outcomes = [(500 if n < errors else 200, 1.0, 2) for n in range(calls)]
+    outcomes += [(500, 1.0, 1)] * 30  # the live side's errors do not count
+    reason = should_roll_back(canary, side_stats(2, outcomes))
     assert (reason is not None) == rolled_back
     if rolled_back:
         assert reason is not None and f"{errors} of {calls} calls" in reason

@@ -231,8 +231,16 @@ def test_request_log_numbers_entries_and_names_who_answered(ws: Workspace, store
         (5, "/n0", 40),
         (6, "/n1", 41),
     ]  # the number stays with an entry while it is kept
-    assert [r["id"] for r in store.request_log_since(4)] == [5, 6]
-    assert store.request_log_since(6) == []
+    assert store.outcomes_since(4) == [
+        (200, pytest.approx(100.0), 40),
+        (200, pytest.approx(100.0), 41),
+    ]
+    assert store.outcomes_since(2) == [
+        (200, 1.0, None),
+        (200, pytest.approx(100.0), None),
+        *store.outcomes_since(4),
+    ]
+    assert store.outcomes_since(6) == []
     recorded = {"method": "GET", "path": "/r", "query": "", "headers": [], "body": b"\x00b"}
     entry = (3.0, 3.1, "dev", ("GET", "/r"), 200, None, None, 7, recorded)
     store.append_requests([entry], keep=4, at_offset=1_700_000_000.0)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,14 +106,14 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def side_stats(deployment: int, rows: Iterable[Mapping[str, Any]]) -> SideStats:
-    """The stats of the request-log rows (``status``, ``duration_ms``, ``deployment``)
-    that ``deployment`` answered."""
-    mine = [r for r in rows if r.get("deployment") == deployment]
+def side_stats(deployment: int, outcomes: Iterable[tuple[int, float, int | None]]) -> SideStats:
+    """The stats of the calls ``deployment`` answered among ``outcomes`` (status,
+    milliseconds, deployment that answered: ``Store.outcomes_since``)."""
+    mine = [(status, ms) for status, ms, answered in outcomes if answered == deployment]
     if not mine:
         return SideStats(deployment)
-    durations = sorted(float(r["duration_ms"]) for r in mine)
-    errors = sum(1 for r in mine if r["status"] >= 500)
+    durations = sorted(ms for _, ms in mine)
+    errors = sum(1 for status, _ in mine if status >= 500)
     return SideStats(
         deployment,
         len(mine),

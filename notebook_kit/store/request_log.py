@@ -204,13 +204,22 @@ class RequestLog:
         found = [e for e in _numbered(row[0], row[1]) if e[0] == entry_id]
         return _as_dicts(found)[0] if found else None
 
-    def request_log_since(self, after: int) -> list[dict[str, Any]]:
-        """The kept entries numbered above ``after``, oldest first (as ``request_log``)."""
+    def outcomes_since(self, after: int) -> list[tuple[int, float, int | None]]:
+        """(status, milliseconds, deployment) of each kept entry numbered above ``after``,
+        oldest first: what judging a canary needs, read without building rows (about
+        10,000 entries in a few milliseconds)."""
+        found: list[tuple[int, float, int | None]] = []
         batches = self._db.execute(
             "SELECT rows, upto FROM request_log_batches WHERE upto > ? ORDER BY id", (after,)
         )
-        entries = [e for blob, upto in batches for e in _numbered(blob, upto) if e[0] > after]
-        return _as_dicts(entries)
+        for blob, upto in batches:
+            _, rows = pickle.loads(blob)  # written by this module only
+            newer = rows[max(0, after - (int(upto) - len(rows))) :]
+            if newer and len(newer[0]) >= 7:  # runtime entries
+                found += [(e[4], (e[1] - e[0]) * 1000, e[7] if len(e) > 7 else None) for e in newer]
+            else:
+                found += [(row[4], row[5], None) for row in newer]
+        return found
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""

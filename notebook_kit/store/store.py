@@ -382,9 +382,9 @@ class Store:
         """The kept log entry numbered ``entry_id``, its recorded request included."""
         return self._log.request_log_entry(entry_id)
 
-    def request_log_since(self, after: int) -> list[dict[str, Any]]:
-        """The kept log entries numbered above ``after`` (``RequestLog.request_log_since``)."""
-        return self._log.request_log_since(after)
+    def outcomes_since(self, after: int) -> list[tuple[int, float, int | None]]:
+        """(status, ms, deployment) of the log entries numbered above ``after``."""
+        return self._log.outcomes_since(after)
 
     def action_stats(self) -> dict[tuple[str, str, str], dict[str, Any]]:
         """Per (stage, app, api_id): requests, errors, last status / request / error."""

@@ -90,22 +90,17 @@ class CanaryReleases:
         return self._with_stats(row) if stats else self._canary(row)
 
     def running(self) -> list[Canary]:
-        """Every canary running, with each side's stats (the log read once)."""
-        rows = self.store.canaries.running()
-        if not rows:
-            return []
-        log = self.store.request_log_since(min(row[7] for row in rows))
-        return [self._with_stats(row, log) for row in rows]
+        """Every canary running, with each side's stats."""
+        return [self._with_stats(row) for row in self.store.canaries.running()]
 
-    def _with_stats(self, row: CanaryRow, log: list[dict[str, Any]] | None = None) -> Canary:
+    def _with_stats(self, row: CanaryRow) -> Canary:
         """The canary of ``row`` with its sides' stats from the log since it started."""
-        log = self.store.request_log_since(row[7]) if log is None else log
-        mine = [r for r in log if r["id"] > row[7] and r["stage"] == row[0]]
+        outcomes = self.store.outcomes_since(row[7])
         canary = self._canary(row)
         return replace(
             canary,
-            live=side_stats(canary.live_id, mine),
-            canary=side_stats(canary.canary_id, mine),
+            live=side_stats(canary.live_id, outcomes),
+            canary=side_stats(canary.canary_id, outcomes),
         )
 
     def ended(self, app: str) -> str | None:
@@ -136,10 +131,8 @@ class CanaryReleases:
         for row in self.store.canaries.running():
             if row[6] is None:
                 continue
-            canary = self.status(row[1])
-            if canary is None or canary.canary is None:
-                continue
-            reason = should_roll_back(canary, canary.canary)
+            outcomes = self.store.outcomes_since(row[7])  # the canary's side only is judged
+            reason = should_roll_back(self._canary(row), side_stats(row[3], outcomes))
             if reason is None:
                 continue
             with self.store.transaction():
