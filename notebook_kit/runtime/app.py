@@ -306,11 +306,18 @@ class Runtime:
                 try:
                     if action.is_async:
                         await action.run(req, res)
-                    else:  # on a relay lane: the loop keeps answering meanwhile
+                    else:  # inline while it is fast, else on a lane (see pace.py)
+                        relay = self.relay
+                        run = action.run
+                        pace = relay.paces.get(run) or relay.pace_of(run)
                         limit = action.definition.timeout or live.action_timeout
-                        await self.relay.call(action.run, (req, res), limit)
+                        if pace.inline:
+                            relay.run_inline(run, (req, res), limit, pace)
+                        else:
+                            await relay.call(run, (req, res), limit, pace)
                     status, headers, body, content_type = render_response(res)
                 except ActionTimeout:
+                    self.relay.end_inline()  # a no-op unless the stop hit an inline call
                     limit = action.definition.timeout or live.action_timeout
                     response, error = self._timed_out(action.definition, stage, limit)
                 except Busy:
