@@ -28,6 +28,7 @@ from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Definition, Stage
 from ..errors import StoreError
+from ..store.file_stamp import FileStamp
 from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .builder import LiveBuilder
 from .http_guard import apply_timeouts
@@ -48,6 +49,8 @@ __all__ = ["Runtime"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
+_IDLE_WAKE_SECONDS = 1.0  # with nothing to flush, the watch loop wakes at least this often
+_BEAT_SECONDS = 0.5  # a worker's heartbeat (worker_sync.STALE_MS is four times longer)
 BUSY_TEXT = "Too many requests in flight"
 
 
@@ -89,6 +92,8 @@ class Runtime:
         # The node's workers switch together (worker_sync); None: this worker alone.
         self.sync: WorkerSync | None = None
         self._committed: Any = None  # sync's shared array, read on the request path
+        # SQLite: skip the generation poll while the store's files have not changed.
+        self._stamp = FileStamp(self.store.path) if self.store.path is not None else None
 
     # -- building and swapping the live tables -----------------------------------------
 
@@ -193,9 +198,11 @@ class Runtime:
         """Reload on change and flush the request log in between; never stops on an error.
 
         A change is noticed at once where the store tells (``StoreLink.wake``), else at the
-        next poll of the generation (every reload interval). The log is flushed every
-        ``_FLUSH_SECONDS`` (at most every reload interval), so each flush is small. While
-        the store is away, the worker serves what it has and keeps a bounded backlog.
+        next poll of the generation (every reload interval; on SQLite only when the store's
+        files changed: ``FileStamp``). The log is flushed every ``_FLUSH_SECONDS`` while
+        there is something to flush, so each flush is small; with nothing to flush the
+        loop wakes once a reload interval. While the store is away, the worker serves what
+        it has and keeps a bounded backlog.
         """
         loop = asyncio.get_running_loop()
         link = StoreLink(self.store, loop)
@@ -203,7 +210,10 @@ class Runtime:
         try:
             while True:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    tick = min(_FLUSH_SECONDS, self.live.reload_interval)
+                    busy = self._pending_log or link.backlog
+                    tick = min(
+                        _FLUSH_SECONDS if busy else _IDLE_WAKE_SECONDS, self.live.reload_interval
+                    )
                     await asyncio.wait_for(link.wake.wait(), tick)
                 if link.wake.is_set():
                     link.wake.clear()
@@ -215,8 +225,10 @@ class Runtime:
                     behind = sync is not None and sync.target > self._prepared.generation
                     if loop.time() >= next_check or behind:
                         next_check = loop.time() + self.live.reload_interval
-                        await self._reload(loop)
-                        link.answered()
+                        stamp = self._stamp
+                        if behind or link.lost or stamp is None or stamp.changed():
+                            await self._reload(loop)
+                            link.answered()
                     elif sync is not None:
                         sync.built(self._prepared.generation)
                         if self._ready:
@@ -235,11 +247,11 @@ class Runtime:
             link.close()
 
     async def beat(self) -> None:
-        """Tell the node this worker's loop is alive, every 0.1 s, whatever the watcher is
-        doing (a build of thousands of definitions must not make it look gone)."""
+        """Tell the node this worker's loop is alive, every ``_BEAT_SECONDS``, whatever the
+        watcher is doing (a build of thousands of definitions must not make it look gone)."""
         while (sync := self.sync) is not None:
             sync.beat()
-            await asyncio.sleep(_FLUSH_SECONDS)
+            await asyncio.sleep(_BEAT_SECONDS)
 
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
