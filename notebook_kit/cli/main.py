@@ -88,7 +88,7 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
     default=8000,
     show_default=True,
     type=click.IntRange(0, 65535),
-    help="TCP port (0: any free port, printed once listening).",
+    help="TCP port to listen on.",
 )
 @click.option(
     "--workers",
