@@ -54,6 +54,14 @@ def test_readme_links_resolve() -> None:
     assert _broken_links(readme) == []
 
 
+def test_readme_opens_with_the_two_commands() -> None:
+    """What it is, then the two commands a fresh machine needs, before anything else."""
+    text = (ROOT / "README.md").read_text()
+    first_block = text.split("```")[1]
+    assert "bash scripts/run.sh" in first_block and "bash scripts/test.sh" in first_block
+    assert text.index("```") < text.index("\n## ")
+
+
 def test_the_link_check_finds_a_broken_link(tmp_path: Path) -> None:
     (tmp_path / "there.md").write_text("# A page\n\n## Some `code` here\n")
     page = tmp_path / "README.md"
