@@ -77,9 +77,26 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on (0.0.0.0: every interface).",
+)
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port to listen on.",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker processes, each reading the same store.",
+)
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
@@ -114,7 +131,12 @@ def _app_for_home(home: str, store: str = "") -> Any:
 
 @cli.command(name="export")
 @click.argument("app")
-@click.option("--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The JSON file to write (replaced whole).",
+)
 @click.pass_context
 def export_(ctx: click.Context, app: str, output: str) -> None:
     """Write APP and its definitions to one JSON file."""
@@ -134,8 +156,13 @@ def import_(ctx: click.Context, file: str, replace: bool) -> None:
 
 @cli.command()
 @click.argument("app")
-@click.option("--repo", required=True, type=click.Path(file_okay=False))
-@click.option("--message", required=True)
+@click.option(
+    "--repo",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The git repository (relative to the current directory; created when missing).",
+)
+@click.option("--message", required=True, help="The commit message (not empty).")
 @click.option(
     "--author",
     default=None,

@@ -24,7 +24,7 @@ def _base_url_option(text: str) -> Callable[[F], F]:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @_base_url_option("Base URL used to print the endpoint URLs.")
 @click.pass_context
 def deploy(ctx: click.Context, app: str, stage: str, base_url: str) -> None:
@@ -38,7 +38,7 @@ def deploy(ctx: click.Context, app: str, stage: str, base_url: str) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.pass_context
 def undeploy(ctx: click.Context, app: str, stage: str) -> None:
     """Stop serving APP on a stage."""
@@ -48,7 +48,7 @@ def undeploy(ctx: click.Context, app: str, stage: str) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.option(
     "--to",
     "to",
@@ -66,8 +66,8 @@ def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
 
 
 @click.command()
-@click.option("--app", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--app", default=None, help="Only this application's deployments.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
     """The deployment history; ACTIVE marks what each stage serves now."""
@@ -79,7 +79,7 @@ def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_context
 def resources(ctx: click.Context, as_json: bool) -> None:
     """Resource counts per stage: the root plus one per application and path segment."""
@@ -96,8 +96,10 @@ def resources(ctx: click.Context, as_json: bool) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
-@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False), help="File.")
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
+@click.option(
+    "--output", "-o", default=None, type=click.Path(dir_okay=False), help="Write to this file."
+)
 @_base_url_option("Base URL of the runtime; the server URL is BASE/STAGE/APP.")
 @click.pass_context
 def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_url: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,15 @@ def write_json(path: str | os.PathLike[str], document: Any) -> Path:
     return target
 
 
-def import_document(store: Store, document: Any, replace: bool) -> Application:
-    """Store the application of an export document (as read, checked here) if it is
-    valid; see ``Workspace.import_application``."""
+def import_document(
+    store: Store, source: str | os.PathLike[str] | Mapping[str, Any], replace: bool
+) -> Application:
+    """Store the application of an export (a path, or the document as read; checked here)
+    if it is valid; see ``Workspace.import_application``."""
+    if isinstance(source, Mapping):
+        document: Any = dict(source)
+    else:
+        document = exchange.read_document(os.fspath(source))
     app, definitions = exchange.from_document(document)
     with store.transaction():
         if store.get_application(app.id):
