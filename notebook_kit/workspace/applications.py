@@ -5,10 +5,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..domain.models import Application, Stage
-from ..errors import NotFoundError
+from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
 
-__all__ = ["Deletion", "deletion_impact", "rename_application"]
+__all__ = [
+    "Deletion",
+    "create_application",
+    "delete_application",
+    "deletion_impact",
+    "rename_application",
+]
+
+
+def create_application(store: Store, record: Application) -> Application:
+    """Save a new application; refused if its ID is taken."""
+    with store.transaction():
+        if store.get_application(record.id):
+            raise ConflictError(f"application {record.id!r} already exists")
+        store.put_application(record)
+    return record
+
+
+def delete_application(store: Store, app: str) -> None:
+    """Remove ``app``, its definitions and examples, and what it has live (history stays)."""
+    with store.transaction():
+        if store.get_application(app) is None:
+            raise NotFoundError(f"no application {app!r}")
+        store.delete_application(app)
+        store.bump_generation()
 
 
 def rename_application(store: Store, app: str, label: str) -> Application:

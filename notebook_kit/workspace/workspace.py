@@ -1,13 +1,8 @@
 """``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
 
-Every rule lives here or below: validation, deploy snapshots, resource counts, keys,
-import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store (its
-``workspace.sqlite3``, or a shared PostgreSQL one) and ``environment.sqlite3``.
-
-The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) are one-line
-delegations to the faces that own them (``notebook/``), imported on first use. The faces
-never import this module at run time, so the delegation points one way and draws no
-import circle; ``Workspace`` holds no view or server code itself.
+Every rule lives here or below; the notebook conveniences at the end (``serve``,
+``definitions_frame`` ...) delegate to the faces that own them (``notebook/``), imported on
+first use, so the delegation points one way and ``Workspace`` holds no view code.
 """
 
 from __future__ import annotations
@@ -20,18 +15,21 @@ from typing import TYPE_CHECKING, Any
 from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..domain import exchange, routing
 from ..domain.actions import CompiledAction, compile_action
+from ..domain.checks import CheckReport
+from ..domain.examples import Example
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
-from ..errors import ConflictError, NotFoundError
+from ..errors import NotFoundError
 from ..store.opening import STORE_ENV, open_store
-from .applications import Deletion, deletion_impact, rename_application
+from . import applications as app_rules
 from .configuration import make_home, rotate_key, save_setting
 from .diffing import StageDiff, stage_diff
 from .editing import change_definition, check_sources, draft_definition, insert_definition
+from .examples import check_application, list_examples, remove_example, save_example
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
 from .traffic import with_apps
-from .transfer import copy_definition, import_document, write_json
+from .transfer import copy_definition, export_document, import_document, write_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,25 +104,17 @@ class Workspace:
         return found
 
     def create_application(self, app: str, label: str = "") -> Application:
-        record = Application(app, label)
-        with self.store.transaction():
-            if self.store.get_application(app):
-                raise ConflictError(f"application {app!r} already exists")
-            self.store.put_application(record)
-        return record
+        return app_rules.create_application(self.store, Application(app, label))
 
     def rename_application(self, app: str, label: str) -> Application:
-        return rename_application(self.store, app, label)
+        return app_rules.rename_application(self.store, app, label)
 
-    def deletion_impact(self, app: str) -> Deletion:
-        return deletion_impact(self.store, app)
+    def deletion_impact(self, app: str) -> app_rules.Deletion:
+        return app_rules.deletion_impact(self.store, app)
 
     def delete_application(self, app: str) -> None:
         """Remove the application, its definitions and what it has live (history stays)."""
-        with self.store.transaction():
-            self.application(app)
-            self.store.delete_application(app)
-            self.store.bump_generation()
+        app_rules.delete_application(self.store, app)
 
     # -- definitions -------------------------------------------------------------------
 
@@ -184,21 +174,12 @@ class Workspace:
     ) -> Definition:
         """Change a definition (its ID too). What is live changes only at the next deploy.
         ``timeout=None`` goes back to the ``action_timeout`` setting."""
-        given = {
-            "id": new_id,
-            "label": label,
-            "method": method,
-            "resource": resource,
-            "action": action,
-            "requires_auth": requires_auth,
-            "functions": functions,
-            "constants": None if constants is None else tuple(constants),
-        }
+        given: dict[str, Any] = {"id": new_id, "label": label, "method": method}
+        given.update(resource=resource, action=action, requires_auth=requires_auth)
+        given.update(functions=functions, constants=constants)
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        if content_type is not _UNSET:
-            changes["content_type"] = content_type
-        if timeout is not _UNSET:
-            changes["timeout"] = timeout
+        optional = {"content_type": content_type, "timeout": timeout}  # None resets these
+        changes.update({k: v for k, v in optional.items() if v is not _UNSET})
         return change_definition(self.store, app, api_id, changes)
 
     def draft(self, app: str, api_id: str, **fields: Any) -> Definition:
@@ -249,13 +230,31 @@ class Workspace:
         d = self.get(app, api_id)
         return {str(s): endpoint_url(base_url, s, app, d.resource) for s in Stage}
 
+    def add_example(
+        self, app: str, api_id: str, name: str, *, request: Any = None, expect: Any = None,
+        replace: bool = False,
+    ) -> Example:  # fmt: skip
+        """Save an example (docs/examples.md): ``request`` (path_parameters, query, headers,
+        body), ``expect`` (status, json, max_ms); an existing name only with ``replace``."""
+        example = Example.of(app, api_id, name, request, expect)
+        return save_example(self.store, example, replace)
+
+    def examples(self, app: str, api_id: str | None = None) -> list[Example]:
+        return list_examples(self.store, app, api_id)
+
+    def remove_example(self, app: str, api_id: str, name: str) -> None:
+        remove_example(self.store, app, api_id, name)
+
+    def check(self, app: str, stage: Stage | str | None = None) -> CheckReport:
+        """Run ``app``'s examples here, on the saved definitions or what ``stage`` serves."""
+        return check_application(self._publisher, app, Stage.parse(stage) if stage else None)
+
     # -- deploy, undeploy, rollback ----------------------------------------------------
 
-    def deploy(self, app: str, stage: Stage | str) -> Deployment:
-        """Validate the whole application and publish a snapshot of it to ``stage``."""
-        stage = Stage.parse(stage)
-        record = self.application(app)
-        return self._publisher.deploy(record, stage)
+    def deploy(self, app: str, stage: Stage | str, force: bool = False) -> Deployment:
+        """Validate the application, run its examples, publish a snapshot of it to ``stage``;
+        a failing example refuses it (ExampleFailedError) unless ``force``."""
+        return self._publisher.deploy(self.application(app), Stage.parse(stage), force)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))
@@ -317,7 +316,7 @@ class Workspace:
     # -- export, import, commit --------------------------------------------------------
 
     def export(self, app: str) -> dict[str, Any]:
-        return exchange.to_document(self.application(app), self.store.list_definitions(app))
+        return export_document(self.store, self.application(app))
 
     def export_file(self, app: str, path: str | os.PathLike[str]) -> Path:
         return write_json(path, self.export(app))
@@ -340,7 +339,8 @@ class Workspace:
         ``author``: ``Name <email>``, by default git config's user (see ``commit.py``)."""
         from .commit import commit_application as save
 
-        return save(os.fspath(repo), self.application(app), self.definitions(app), message, author)
+        found = (self.application(app), self.definitions(app), self.examples(app))
+        return save(os.fspath(repo), *found, message, author)
 
     # -- the sample --------------------------------------------------------------------
 
