@@ -88,7 +88,9 @@ class CheckReport:
     def summary(self) -> str:
         """One sentence: how many examples ran and how many failed."""
         total, failed = len(self.results), len(self.failures)
-        where = _TARGETS.get(self.target, self.target)
+        where = _TARGETS.get(
+            self.target, self.target.replace("deploy to", "the snapshot deployed to")
+        )
         if not total:
             return f"{self.app} has no examples: nothing to check"
         noun = "example" if total == 1 else "examples"

@@ -30,6 +30,7 @@ __all__ = [
     "Expectation",
     "compare",
     "parse_field",
+    "parse_pair",
     "parse_path",
     "validate_name",
 ]
@@ -88,6 +89,15 @@ def parse_field(text: str) -> tuple[str, Any]:
     except ValueError:
         value = raw
     return path.strip(), value
+
+
+def parse_pair(text: str, separator: str, what: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (path parameters) or ``Name: value`` (headers) as (name, value)."""
+    name, sep, value = text.partition(separator)
+    if not sep or not name.strip() or " " in name.strip():
+        shape = "NAME=VALUE" if separator == "=" else "'Name: value'"
+        raise ValidationError(f"{what} {text!r} must be written {shape}", field=what)
+    return name.strip(), value.strip()
 
 
 def _text_map(value: object, what: str) -> dict[str, str]:
