@@ -49,10 +49,7 @@ def report_html(report: CheckReport) -> str:
     head = "".join(
         f"<th>{h}</th>" for h in ("Definition", "Example", "Result", "Status", "Took", "Difference")
     )
-    return (
-        f"<p>{html.escape(report.summary())}</p>"
-        f'<table class="nk-examples-results"><tr>{head}</tr>{"".join(rows)}</table>'
-    )
+    return f'<table class="nk-examples-results"><tr>{head}</tr>{"".join(rows)}</table>'
 
 
 class ExamplesPanel(widgets.VBox):
