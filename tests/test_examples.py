@@ -5,6 +5,7 @@ import, copy and commit. Real workspaces on temp SQLite files."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -327,3 +328,21 @@ def test_commit_writes_each_definitions_examples(
     assert not (repo / APP / "employee" / "examples.json").exists()
     with Repo(str(repo)) as git:
         assert f"{APP}/employee/examples.json".encode() not in git.open_index()
+
+
+def test_an_example_saved_while_the_deploy_runs_them_is_run_too(workspace: Workspace) -> None:
+    ws = workspace
+    slow = "import time\ntime.sleep(0.6)\nres.body = {'n': 1}"
+    ws.create("slow", "one", label="One", method="GET", resource="one", action=slow)
+    ws.add_example("slow", "one", "first", expect={"json": {"n": 1}})
+    other = Workspace(ws.home)  # another process's view of the store
+    saver = threading.Timer(
+        0.2, lambda: other.add_example("slow", "one", "late", expect={"json": {"n": 2}})
+    )
+    saver.start()
+    try:
+        with pytest.raises(ExampleFailedError, match="example one/late fails: n is 1"):
+            ws.deploy("slow", "dev")
+    finally:
+        saver.join()
+    assert ws.deployments("slow") == []
