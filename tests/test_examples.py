@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from dulwich.repo import Repo
 
-from notebook_kit.domain.examples import Example, Expectation, compare, parse_field, parse_path
+from notebook_kit.domain.checks import compare
+from notebook_kit.domain.examples import Example, Expectation, parse_field, parse_path
 from notebook_kit.errors import ExampleFailedError, FormatError, NotFoundError, ValidationError
 from notebook_kit.workspace.workspace import Workspace
 

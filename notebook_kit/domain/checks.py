@@ -3,21 +3,84 @@
 ``run_examples`` runs every example on the definitions given (the saved ones, a stage's
 deployed snapshot, or the snapshot a deploy is about to publish) with the test runner
 the studio's Test tab uses (``test_runs.run_test``), and compares each answer with the
-example's expectations (``examples.compare``). Each definition is compiled once a check.
+example's expectations (``compare``: one sentence a difference). Each definition is
+compiled once a check.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import NotebookKitError
 from .actions import CompiledAction
-from .examples import Example, compare
+from .examples import Example, Expectation, parse_path
 from .models import Definition
 
-__all__ = ["CheckReport", "ExampleResult", "run_examples"]
+__all__ = ["CheckReport", "ExampleResult", "compare", "run_examples"]
+
+_MISSING = object()
+
+
+def _lookup(body: Any, segments: tuple[str, ...]) -> Any:
+    value = body
+    for segment in segments:
+        if isinstance(value, dict) and segment in value:
+            value = value[segment]
+        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return _MISSING
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: a boolean is never a number, 1 equals 1.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(type(a) is type(b) or {type(a), type(b)} <= {int, float}) and a == b
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compare(
+    expect: Expectation, status: int, body: bytes, duration_ms: float, error: str | None = None
+) -> list[str]:
+    """How an answer differs from ``expect``: one sentence a difference (none: it holds).
+    ``error``: the traceback of an action that raised (its last line is quoted)."""
+    differences = []
+    if status != expect.status:
+        said = f"status {status}, expected {expect.status}"
+        if error:
+            said += f" (the action raised {error.strip().splitlines()[-1]})"
+        differences.append(said)
+    if expect.json:
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            text = body.decode("utf-8", "replace")
+            shown = text if len(text) <= 40 else text[:39] + "…"
+            differences.append(f"the body is not JSON ({shown!r}), so no field can be checked")
+            parsed = _MISSING
+        if parsed is not _MISSING:
+            for path, wanted in expect.json.items():
+                found = _lookup(parsed, parse_path(path))
+                if found is _MISSING:
+                    differences.append(f"{path} is missing, expected {_shown(wanted)}")
+                elif not _same(found, wanted):
+                    differences.append(f"{path} is {_shown(found)}, expected {_shown(wanted)}")
+    if expect.max_ms is not None and duration_ms > expect.max_ms:
+        differences.append(f"took {duration_ms:.3g} ms, more than the {expect.max_ms:g} ms allowed")
+    return differences
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 An ``Example`` belongs to one definition (``app``, ``api_id``) and is named there
 (``name``, unique per definition). Its ``request`` is what the studio's Test tab sends
 (path parameters, query, headers, body); its ``expect`` what must hold of the answer: the
-status, JSON fields by path, and a maximum duration. ``compare`` lists how an answer
-differs from it, one sentence per difference. docs/examples.md is the contract.
+status, JSON fields by path, and a maximum duration (``checks.compare`` lists how an
+answer differs from it). docs/examples.md is the contract.
 
 Field paths (``JSON paths``) are dot-separated: ``items.0.name`` is the ``name`` of the
 first element of the ``items`` array. A segment of digits indexes an array (it is a key
@@ -28,7 +28,6 @@ __all__ = [
     "Example",
     "ExampleRequest",
     "Expectation",
-    "compare",
     "parse_field",
     "parse_pair",
     "parse_path",
@@ -37,7 +36,6 @@ __all__ = [
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_DURATION_MS = 3_600_000.0
-_MISSING = object()
 
 
 def validate_name(value: object) -> str:
@@ -323,62 +321,3 @@ class Example:
             ExampleRequest.from_dict(data.get("request")),
             Expectation.from_dict(data.get("expect")),
         )
-
-
-def _lookup(body: Any, segments: tuple[str, ...]) -> Any:
-    value = body
-    for segment in segments:
-        if isinstance(value, dict) and segment in value:
-            value = value[segment]
-        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
-            value = value[int(segment)]
-        else:
-            return _MISSING
-    return value
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: a boolean is never a number, 1 equals 1.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(type(a) is type(b) or {type(a), type(b)} <= {int, float}) and a == b
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def compare(
-    expect: Expectation, status: int, body: bytes, duration_ms: float, error: str | None = None
-) -> list[str]:
-    """How an answer differs from ``expect``: one sentence a difference (none: it holds).
-    ``error``: the traceback of an action that raised (its last line is quoted)."""
-    differences = []
-    if status != expect.status:
-        said = f"status {status}, expected {expect.status}"
-        if error:
-            said += f" (the action raised {error.strip().splitlines()[-1]})"
-        differences.append(said)
-    if expect.json:
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            text = body.decode("utf-8", "replace")
-            shown = text if len(text) <= 40 else text[:39] + "…"
-            differences.append(f"the body is not JSON ({shown!r}), so no field can be checked")
-            parsed = _MISSING
-        if parsed is not _MISSING:
-            for path, wanted in expect.json.items():
-                found = _lookup(parsed, parse_path(path))
-                if found is _MISSING:
-                    differences.append(f"{path} is missing, expected {_shown(wanted)}")
-                elif not _same(found, wanted):
-                    differences.append(f"{path} is {_shown(found)}, expected {_shown(wanted)}")
-    if expect.max_ms is not None and duration_ms > expect.max_ms:
-        differences.append(f"took {duration_ms:.3g} ms, more than the {expect.max_ms:g} ms allowed")
-    return differences
