@@ -116,8 +116,9 @@ class Publisher:
                 changed = len(definitions) != len(read) or any(
                     a is not b for a, b in zip(definitions, read, strict=True)
                 )
-                if examples or self.store.examples.list(app):
-                    if changed or self.store.examples.list(app) != examples:
+                saved_examples = self.store.examples.list(app)
+                if examples or saved_examples:
+                    if changed or saved_examples != examples:
                         continue  # run them again on what is saved now
                 elif changed:
                     versions = self._validate(app, definitions, versions)
