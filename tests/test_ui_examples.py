@@ -140,3 +140,32 @@ def test_the_deploy_tab_says_which_example_refused_the_deploy(
         'name is "Bob Tanaka", expected "Bob" (force=True, CLI --force, deploys anyway)'
     )
     assert ws.deployments(APP) == before
+
+
+def test_remove_asks_first_and_cancel_keeps_it(
+    panel: TestPanel, sample_workspace: Workspace
+) -> None:
+    ws = sample_workspace
+    examples = panel.examples
+    assert examples.saved.options == () and examples.remove_button.disabled
+    _run(panel, "E001")
+    for name in ("alice", "again"):
+        examples.name.value = name
+        examples.save_button.click()
+    assert examples.saved.options == ("again", "alice")
+    assert examples.saved.value == "again"  # the one just saved
+    examples.saved.value = "alice"
+    examples.remove_button.click()
+    assert examples.remove_ask.asking
+    assert examples.remove_ask.question.value == "<span>Remove example employee/alice?</span>"
+    examples.remove_ask.cancel.click()
+    assert examples.remove_status.text == "Cancelled: nothing changed"
+    assert [e.name for e in ws.examples(APP)] == ["again", "alice"]
+    examples.remove_button.click()
+    examples.remove_ask.confirm.click()
+    assert examples.remove_status.text == "Removed example employee/alice"
+    assert [e.name for e in ws.examples(APP)] == ["again"]
+    assert examples.saved.options == ("again",)
+    # another definition has its own examples
+    panel.load(ws.get(APP, "calculator"))
+    assert examples.saved.options == () and examples.remove_button.disabled

@@ -3,9 +3,10 @@
 **Save as example** keeps the Test tab's current request (path parameters, query, headers,
 body) under a name, with what its answer must hold: the status (the last answer's by
 default), JSON fields one ``PATH=VALUE`` a line (as the CLI's ``--json-field``), and a
-maximum duration. **Run examples** runs all of the application's examples in the kernel,
-on the saved definitions or on what dev or prod serves, and shows a pass/fail table with
-each difference. The rules are the core's (``Workspace.add_example``, ``Workspace.check``).
+maximum duration; **Remove** takes a saved one away, after a confirmation. **Run
+examples** runs all of the application's examples in the kernel, on the saved definitions
+or on what dev or prod serves, and shows a pass/fail table with each difference. The
+rules are the core's (``Workspace.add_example``, ``Workspace.check``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ...domain.examples import parse_field
 from ...domain.models import Definition
 from ...errors import ValidationError
 from ...workspace.workspace import Workspace
-from .feedback import Status
+from .feedback import Confirm, Status
 from .history import format_duration, wrapping
 
 __all__ = ["ExamplesPanel", "report_html"]
@@ -87,6 +88,10 @@ class ExamplesPanel(widgets.VBox):
         )
         self.run_status = Status("nk-examples-status")
         self.table = widgets.HTML()
+        self.saved = widgets.Dropdown(options=[], description="Saved", layout=auto)
+        self.remove_button = widgets.Button(description="Remove", icon="trash", layout=auto)
+        self.remove_status = Status("nk-example-remove-status")
+        self.remove_ask = Confirm(self.remove_status, "Confirm remove", "nk-example-remove-ask")
         for widget, css in (
             (self.name, "nk-example-name"),
             (self.expected_status, "nk-example-status"),
@@ -96,16 +101,21 @@ class ExamplesPanel(widgets.VBox):
             (self.target, "nk-examples-target"),
             (self.run_button, "nk-examples-run"),
             (self.table, "nk-examples-table"),
+            (self.saved, "nk-examples-saved"),
+            (self.remove_button, "nk-example-remove"),
         ):
             widget.add_class(css)
         self.save_button.on_click(self._on_save_button_click)
         self.run_button.on_click(self._on_run_button_click)
+        self.remove_button.on_click(self._on_remove_button_click)
         super().__init__(
             [
                 widgets.HTML("<b>Examples</b> <i>(saved requests and what must hold)</i>"),
                 wrapping(self.name, self.expected_status, self.max_ms),
                 self.fields,
                 wrapping(self.save_button, self.save_status),
+                wrapping(self.saved, self.remove_button, self.remove_status),
+                self.remove_ask,
                 wrapping(self.target, self.run_button, self.run_status),
                 self.table,
             ]
@@ -119,6 +129,16 @@ class ExamplesPanel(widgets.VBox):
             self.run_status.clear()
         self.definition = definition
         self.save_button.disabled = self.run_button.disabled = definition is None
+        self.remove_ask.close_question()
+        self._list()
+
+    def _list(self) -> None:
+        """The definition's saved examples, to choose one to remove."""
+        d = self.definition
+        names = [e.name for e in self.workspace.examples(d.app, d.id)] if d else []
+        self.saved.options = names
+        self.saved.value = names[0] if names else None
+        self.remove_button.disabled = not names
 
     def answered(self, status: int) -> None:
         """The last answer's status becomes the expected one (editable)."""
@@ -147,6 +167,8 @@ class ExamplesPanel(widgets.VBox):
                 request=self.request(),
                 expect=self.expectations(),
             )
+            self._list()
+            self.saved.value = example.name
             self.save_status.ok(
                 f"Saved example {example.key}: expects {example.expect.status}"
                 f"{f' and {len(example.expect.json)} JSON field(s)' if example.expect.json else ''}"
@@ -164,6 +186,22 @@ class ExamplesPanel(widgets.VBox):
                 self.run_status.ok(report.summary())
             else:
                 self.run_status.error(report.summary())
+
+    def remove(self) -> None:
+        """Ask, then remove the example chosen in Saved (Cancel removes nothing)."""
+        with self.remove_status.working(self.remove_button):
+            d, name = self.definition, self.saved.value
+            if d is None or not name:
+                raise ValidationError("choose a saved example to remove")
+            self.remove_ask.ask(f"Remove example {d.id}/{name}?", lambda: self._remove(d, name))
+
+    def _remove(self, definition: Definition, name: str) -> None:
+        self.workspace.remove_example(definition.app, definition.id, name)
+        self._list()
+        self.remove_status.ok(f"Removed example {definition.id}/{name}")
+
+    def _on_remove_button_click(self, _button: widgets.Button) -> None:
+        self.remove()
 
     def _on_save_button_click(self, _button: widgets.Button) -> None:
         self.save()
