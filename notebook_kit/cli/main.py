@@ -4,7 +4,8 @@ Each command builds the workspace, calls one method and prints the result (``--j
 where offered). A refusal prints one line on stderr and exits 1; a usage mistake exits 2.
 This module holds the group, the entry point and the workspace-wide commands (sample,
 keys, serve, export, import, commit); the definition commands are in ``definitions``,
-the stage commands in ``publishing``, ``settings`` in ``settings``.
+the stage commands in ``publishing``, ``example`` and ``check`` in ``examples``,
+``settings`` in ``settings``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import click
 
 from ..errors import NotebookKitError
 from . import definitions as cli_definitions
+from . import examples as cli_examples
 from . import publishing as cli_publishing
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
@@ -181,6 +183,8 @@ for _command in (
     cli_definitions.delete,
     cli_definitions.copy,
     cli_definitions.list_,
+    cli_examples.example,
+    cli_examples.check,
     cli_publishing.deploy,
     cli_publishing.undeploy,
     cli_publishing.rollback,
@@ -196,7 +200,8 @@ for _command in (
 def main(argv: list[str] | None = None) -> None:
     """Entry point: domain errors and usage mistakes become one line on stderr."""
     try:
-        cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
+        # a command's ctx.exit(n) comes back as n (``check`` exits 1 when an example fails)
+        code = cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
@@ -218,4 +223,4 @@ def main(argv: list[str] | None = None) -> None:
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..domain.checks import CheckReport
 from ..domain.models import endpoint_url
 from ..workspace.transfer import write_json
 from .output import STAGES, echo_json, echo_table, workspace_of
@@ -26,12 +27,21 @@ def _base_url_option(text: str) -> Callable[[F], F]:
 @click.argument("app")
 @click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @_base_url_option("Base URL used to print the endpoint URLs.")
+@click.option("--force", is_flag=True, help="Deploy even when an example fails.")
 @click.pass_context
-def deploy(ctx: click.Context, app: str, stage: str, base_url: str) -> None:
-    """Publish APP's saved definitions to a stage."""
+def deploy(ctx: click.Context, app: str, stage: str, base_url: str, force: bool) -> None:
+    """Publish APP's saved definitions to a stage, once its examples pass."""
     ws = workspace_of(ctx)
-    deployment = ws.deploy(app, stage)
+    deployment = ws.deploy(app, stage, force=force)
     click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
+    if deployment.checks is not None:
+        report = CheckReport.from_dict(deployment.checks)
+        if report.passed:
+            click.echo(f"  examples: {report.summary()}")
+        else:
+            click.echo(f"  forced past failing examples: {report.summary()}")
+            for line in report.lines():
+                click.echo(f"  {line}")
     for d in ws.definitions(app):
         click.echo(f"  {d.method:<7} {endpoint_url(base_url, stage, app, d.resource)}")
 
@@ -70,12 +80,14 @@ def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
-    """The deployment history; ACTIVE marks what each stage serves now."""
-    rows = [d.to_dict() for d in workspace_of(ctx).deployments(app)]
+    """The deployment history; ACTIVE marks what each stage serves now, EXAMPLES what
+    the deploy's examples found ('3 pass', '1 of 3 fail, forced')."""
+    found = workspace_of(ctx).deployments(app)
     if as_json:
-        echo_json(rows)
+        echo_json([d.to_dict() for d in found])
     else:
-        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active"])
+        rows = [{**d.to_dict(), "examples": d.checks_summary()} for d in found]
+        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active", "examples"])
 
 
 @click.command()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace as with_fields
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..domain.models import Application, Definition
 from ..errors import ConflictError, ValidationError
 from ..store.store import Store
 
-__all__ = ["copy_definition", "import_document", "write_json"]
+__all__ = ["copy_definition", "export_document", "import_document", "write_json"]
 
 
 def write_json(path: str | os.PathLike[str], document: Any) -> Path:
@@ -46,6 +47,7 @@ def import_document(
     else:
         document = exchange.read_document(os.fspath(source))
     app, definitions = exchange.from_document(document)
+    examples = exchange.examples_from_document(document, definitions)
     with store.transaction():
         if store.get_application(app.id):
             if not replace:
@@ -58,13 +60,21 @@ def import_document(
         store.put_application(app)
         for definition in definitions:
             store.insert_definition(definition)
+        for example in examples:
+            store.examples.put(example)
     return app
+
+
+def export_document(store: Store, app: Application) -> dict[str, Any]:
+    """The export document of ``app``: its definitions and their examples."""
+    return exchange.to_document(app, store.list_definitions(app.id), store.examples.list(app.id))
 
 
 def copy_definition(
     store: Store, source: Definition, to_app: str, new_id: str | None = None
 ) -> Definition:
-    """Insert a copy of ``source`` into ``to_app`` (created if missing) as ``new_id``."""
+    """Insert a copy of ``source`` into ``to_app`` (created if missing) as ``new_id``,
+    its examples copied along."""
     target_id = new_id or source.id
     with store.transaction():
         if store.get_definition(to_app, target_id):
@@ -83,4 +93,6 @@ def copy_definition(
             }
         )
         store.insert_definition(copied)
+        for example in store.examples.list(source.app, source.id):
+            store.examples.put(with_fields(example, app=to_app, api_id=target_id))
     return copied

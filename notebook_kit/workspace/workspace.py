@@ -1,8 +1,8 @@
 """``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
 
-Every rule lives here or below (the modules beside this one). The notebook conveniences at
-the end (``serve``, ``definitions_frame`` ...) delegate to the faces that own them
-(``notebook/``), imported on first use: one way, no import circle.
+Every rule lives here or below (the modules beside this one). The notebook conveniences
+(``serve``, ``definitions_frame`` ...) come from ``NotebookViews``: one-line delegations to
+the face that owns them (``notebook/``), imported on first use: one way, no import circle.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
-from ..domain import exchange, routing
+from ..domain import routing
 from ..domain.actions import CompiledAction, compile_action
+from ..domain.checks import CheckReport
+from ..domain.examples import Example
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
 from ..store.opening import STORE_ENV, open_store
@@ -23,24 +25,23 @@ from . import editing
 from .applications import Deletion
 from .configuration import make_home, rotate_key, save_setting
 from .diffing import StageDiff, stage_diff
+from .examples import check_application, list_examples, remove_example, save_example
+from .notebook_views import NotebookViews
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
 from .traffic import request_log
-from .transfer import copy_definition, import_document, write_json
+from .transfer import copy_definition, export_document, import_document, write_json
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from ..builtins.users import UserDirectory
     from ..domain.test_runs import Invocation
-    from ..runtime.server import BackgroundServer, ServerProcess
 
 __all__ = ["Workspace"]
 
 _UNSET: Any = object()
 
 
-class Workspace:
+class Workspace(NotebookViews):
     """A notebook_kit workspace: the one object the CLI, the studio and the runtime call.
 
     Args:
@@ -239,13 +240,33 @@ class Workspace:
         d = self.get(app, api_id)
         return {str(s): endpoint_url(base_url, s, app, d.resource) for s in Stage}
 
+    def add_example(
+        self, app: str, api_id: str, name: str, *, request: Any = None, expect: Any = None,
+        replace: bool = False,
+    ) -> Example:  # fmt: skip
+        """Save an example (docs/examples.md): ``request`` (path_parameters, query, headers,
+        body), ``expect`` (status, json, max_ms); an existing name only with ``replace``."""
+        example = Example.of(app, api_id, name, request, expect)
+        return save_example(self.store, example, replace)
+
+    def examples(self, app: str, api_id: str | None = None) -> list[Example]:
+        """The saved examples of ``app`` (of one definition if ``api_id``), by name."""
+        return list_examples(self.store, app, api_id)
+
+    def remove_example(self, app: str, api_id: str, name: str) -> None:
+        """Delete one example (NotFoundError if there is none)."""
+        remove_example(self.store, app, api_id, name)
+
+    def check(self, app: str, stage: Stage | str | None = None) -> CheckReport:
+        """Run ``app``'s examples here, on the saved definitions or what ``stage`` serves."""
+        return check_application(self._publisher, app, Stage.parse(stage) if stage else None)
+
     # -- deploy, undeploy, rollback ----------------------------------------------------
 
-    def deploy(self, app: str, stage: Stage | str) -> Deployment:
-        """Validate the whole application and publish a snapshot of it to ``stage``."""
-        stage = Stage.parse(stage)
-        record = self.application(app)
-        return self._publisher.deploy(record, stage)
+    def deploy(self, app: str, stage: Stage | str, force: bool = False) -> Deployment:
+        """Validate the application, run its examples, publish a snapshot of it to ``stage``;
+        a failing example refuses it (ExampleFailedError) unless ``force``."""
+        return self._publisher.deploy(self.application(app), Stage.parse(stage), force)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         """Stop serving ``app`` on ``stage``; its history stays for ``rollback``
@@ -315,8 +336,9 @@ class Workspace:
     # -- export, import, commit, the sample --------------------------------------------
 
     def export(self, app: str) -> dict[str, Any]:
-        """``app`` and its saved definitions as one ``notebook-kit/1`` JSON document."""
-        return exchange.to_document(self.application(app), self.store.list_definitions(app))
+        """``app``, its saved definitions and their examples as one ``notebook-kit/1``
+        JSON document."""
+        return export_document(self.store, self.application(app))
 
     def export_file(self, app: str, path: str | os.PathLike[str]) -> Path:
         """Write ``export(app)`` to ``path``, whole or not at all, and return the path
@@ -337,7 +359,8 @@ class Workspace:
         ``author``: ``Name <email>``, by default git config's user (see ``commit.py``)."""
         from .commit import commit_application as save
 
-        return save(os.fspath(repo), self.application(app), self.definitions(app), message, author)
+        found = (self.application(app), self.definitions(app), self.examples(app))
+        return save(os.fspath(repo), *found, message, author)
 
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
@@ -346,53 +369,6 @@ class Workspace:
 
         return install_sample(self, self._publisher)
 
-    # -- notebook conveniences: one-line delegations to the notebook face -----------------
-
-    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
-        """Serve in a background thread of this process (``notebook_kit.serve``)."""
-        from ..notebook.serving import serve
-
-        return serve(self, port=port, host=host)
-
-    def serve_process(
-        self, port: int = 8000, host: str = "127.0.0.1", workers: int = 1
-    ) -> ServerProcess:
-        """Serve from a child process (``notebook_kit.serve_process``)."""
-        from ..notebook.serving import serve_process
-
-        return serve_process(self, port=port, host=host, workers=workers)
-
-    def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
-        """``listing()`` as a DataFrame (as are the other ``*_frame`` methods)."""
-        return _frames().definitions_frame(self.listing(app, label))
-
-    def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
-        """``deployments(app)`` as a DataFrame: id, app, stage, deployed_at, host, active."""
-        return _frames().deployments_frame(self.deployments(app))
-
-    def resources_frame(self) -> pd.DataFrame:
-        """``resources()`` as a DataFrame: one row per stage and application plus the root."""
-        return _frames().resources_frame(self.resources())
-
-    def users_frame(self) -> pd.DataFrame:
-        """The user directory as a DataFrame, one row per user (never a password)."""
-        return _frames().users_frame(self.users().all_users())
-
-    def groups_frame(self) -> pd.DataFrame:
-        """The groups as a DataFrame, one row per group with its number of users."""
-        return _frames().groups_frame(self.users().all_groups())
-
-    def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
-        """The newest ``limit`` (default: all kept) requests any server answered."""
-        return _frames().request_log_frame(self.request_log(limit))
-
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` (default: all kept) log rows, oldest first, with their ``app``."""
         return request_log(self.store, self.setting("request_log_size"), limit)
-
-
-def _frames() -> Any:
-    """The notebook face's pandas frames, imported (with pandas) on first use."""
-    from ..notebook import frames
-
-    return frames
