@@ -6,11 +6,15 @@ already in hand (well under a microsecond; no per-request middleware, no signal)
 
 * a NUL byte anywhere in the head (request target or a header value) -> 400;
 * a bare CR or a bare LF inside a header line (RFC 9112 5: only CRLF ends a line) -> 400;
-* a header line with an empty name (``: value``) -> 400.
+* a header line with an empty name (``: value``) -> 400;
+* a request target that is not a path (``/...``) or ``*``: the absolute form
+  (``GET http://host/path``, meant for proxies; it would let the URL's host and the
+  ``Host`` header disagree), or anything else (``GET foo``) -> 400.
 
-Without it Sanic accepts the header cases and answers a NUL in the target with nothing
-(its error path rebuilds the request from the same bad URL and fails again); the
-placeholder request of that error path gets a sanitized URL here, so the 400 is sent.
+Without it Sanic accepts the header cases, answers ``GET http://host`` with a 500 and a NUL
+in the target or ``GET foo`` with nothing (its error path rebuilds the request from the
+same bad URL and fails again); the placeholder request of that error path gets a URL that
+parses here, so the 400 is sent.
 
 Timeouts (``apply_timeouts``): the ``request_timeout`` setting becomes Sanic's
 ``REQUEST_TIMEOUT`` (the head) and ``RESPONSE_TIMEOUT`` (Sanic reads the body in its
@@ -50,12 +54,16 @@ class GuardedRequest(Request):
         stream_id: int = 0,
     ) -> None:
         if head:
+            if url_bytes[:1] != b"/" and url_bytes != b"*":
+                raise BadRequest("Bad Request: the request target must be a path (/...)")
             crlf = head.count(b"\r\n")
             if head.count(b"\r") != crlf or head.count(b"\n") != crlf or b"\x00" in head:
                 raise BadRequest("Bad Request: NUL, or bare CR or LF, in the request head")
             if b"\n:" in head:
                 raise BadRequest("Bad Request: empty header name")
-        elif _UNSAFE_URL.search(url_bytes):  # Sanic's placeholder for an error answer
+        elif url_bytes[:1] != b"/":  # Sanic's placeholder for an error answer
+            url_bytes = b"*"  # its own default; any other non-path may not parse
+        elif _UNSAFE_URL.search(url_bytes):
             url_bytes = _UNSAFE_URL.sub(lambda m: b"%%%02X" % m.group()[0], url_bytes)
         _init(self, url_bytes, headers, version, method, transport, app, head, stream_id)
 
