@@ -63,10 +63,16 @@ def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> 
     return given is not None and _same(given.encode("utf-8", "surrogateescape"), key)
 
 
-def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
+def _limited(
+    limiter: RateLimiter, request: Request, key: bytes, now: float, _same: Any = hmac.compare_digest
+) -> str:
     """The ``Retry-After`` of a call past its stage's rate limit, or "" when it may go.
-    The caller is the x-api-key it presents, else its IP address."""
-    wait = limiter.wait(request.headers.get("x-api-key") or request.ip, now)
+    The caller is the stage's API key when it presents that key, else its IP address: a
+    made-up key is no caller of its own (it would get a fresh bucket per value)."""
+    given = request.headers.get("x-api-key")
+    if given is None or not _same(given.encode("utf-8", "surrogateescape"), key):
+        given = request.ip
+    wait = limiter.wait(given, now)
     return retry_after(wait) if wait else ""
 
 
@@ -299,7 +305,9 @@ class Runtime:
             elif (action := match.endpoint) is None:
                 allow = {"Allow": ", ".join(match.allowed)}
                 response = runtime_answer(405, "Method Not Allowed", allow)
-            elif stage.limiter is not None and (wait := _limited(stage.limiter, request, started)):
+            elif stage.limiter is not None and (
+                wait := _limited(stage.limiter, request, stage.key, started)
+            ):
                 response = runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = runtime_answer(403, "Forbidden")
