@@ -76,6 +76,20 @@ def _limited(
     return retry_after(wait) if wait else ""
 
 
+async def _within(action: Any, limit: float) -> None:
+    """Await an async action for at most ``limit`` seconds: past it the action is
+    cancelled and ``ActionTimeout`` raised (its own ``TimeoutError`` stays its own)."""
+    scope = asyncio.timeout(limit)
+    try:
+        async with scope:
+            await action
+    except TimeoutError:
+        if not scope.expired():
+            raise
+    if scope.expired():  # also when the action swallowed the cancellation
+        raise ActionTimeout(limit)
+
+
 class Runtime:
     """The live state of one worker and the request handler that reads it."""
 
@@ -323,14 +337,14 @@ class Runtime:
                     request.body,
                 )
                 res = ActionResponse(action.content_type)
+                limit = action.definition.timeout or live.action_timeout
                 try:
                     if action.is_async:
-                        await action.run(req, res)
+                        await _within(action.run(req, res), limit)
                     else:  # inline while it is fast, else on a lane (see pace.py)
                         relay = self.relay
                         run = action.run
                         pace = relay.paces.get(run) or relay.pace_of(run)
-                        limit = action.definition.timeout or live.action_timeout
                         if pace.inline:
                             relay.run_inline(run, (req, res), limit, pace)
                         else:
@@ -338,7 +352,6 @@ class Runtime:
                     status, headers, body, content_type = render_response(res)
                 except ActionTimeout:
                     self.relay.end_inline()  # a no-op unless the stop hit an inline call
-                    limit = action.definition.timeout or live.action_timeout
                     response, error = self._timed_out(action.definition, stage, limit)
                 except Busy:
                     response = runtime_answer(503, BUSY_TEXT, {"Retry-After": "1"})
