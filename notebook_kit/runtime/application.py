@@ -20,6 +20,7 @@ from sanic.response import HTTPResponse
 from ..builtins.presign import use_serving_request
 from .app import Runtime
 from .builder import freeze_heap
+from .graceful import stop_once_on_signal
 from .http_guard import GuardedRequest, apply_timeouts, timeout_status
 from .relay import Relay
 from .reserved import runtime_answer
@@ -113,6 +114,12 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         watcher.append(loop.create_task(runtime.watch(app)))
         if runtime.sync is not None:
             watcher.append(loop.create_task(runtime.beat()))
+
+    if touchup:  # a server process of its own: stop once, whatever signals follow
+
+        @app.after_server_start
+        async def _handle_stop_signals(app: Sanic) -> None:
+            stop_once_on_signal(app, asyncio.get_running_loop())
 
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..domain.models import Stage
 from ..errors import ServerError
+from .supervisor import Supervisor
 from .watchdog import exit_status
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ def serve(
         # socket before it starts the workers, then is "ready" (once, not per worker).
         event = "after_server_start" if workers == 1 else "main_process_ready"
         app.register_listener(lambda *_: on_ready(), event)
+    if workers > 1:  # the main process: refuse at the stop, replace a worker that died
+        app.register_listener(Supervisor().install, "main_process_ready")
     app.prepare(
         host=host,
         port=port,
