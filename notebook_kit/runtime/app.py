@@ -31,7 +31,7 @@ from ..errors import StoreError
 from ..store.file_stamp import FileStamp
 from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .builder import LiveBuilder
-from .http_guard import apply_timeouts
+from .connections import apply_connection_settings
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
@@ -148,7 +148,7 @@ class Runtime:
             self.relay.cap = state.max_concurrent_actions
         if self.app is not None:
             self.app.config.REQUEST_MAX_SIZE = state.max_body_bytes
-            apply_timeouts(self.app.config, state.request_timeout)
+            apply_connection_settings(self.app.config, state.settings)
 
     def refresh(self) -> bool:
         """Build and serve the store's new state now, if it changed. Returns whether."""

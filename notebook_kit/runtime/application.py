@@ -20,8 +20,9 @@ from sanic.response import HTTPResponse
 from ..builtins.presign import use_serving_request
 from .app import Runtime
 from .builder import freeze_heap
+from .connections import apply_connection_settings, stop_keeping_alive
 from .graceful import stop_once_on_signal
-from .http_guard import GuardedRequest, apply_timeouts, timeout_status
+from .http_guard import GuardedRequest, timeout_status
 from .relay import Relay
 from .reserved import runtime_answer
 from .store_guard import protect_store
@@ -67,7 +68,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     app.config.ACCESS_LOG = False
     app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
-    apply_timeouts(app.config, runtime.live.request_timeout)
+    apply_connection_settings(app.config, runtime.live.settings)
     # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
     app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
     app.ctx.runtime = runtime
@@ -123,6 +124,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
 
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:
+        stop_keeping_alive(app)
         runtime.leave_node()
         for task in watcher:
             task.cancel()

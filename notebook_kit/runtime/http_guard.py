@@ -16,12 +16,11 @@ in the target or ``GET foo`` with nothing (its error path rebuilds the request f
 same bad URL and fails again); the placeholder request of that error path gets a URL that
 parses here, so the 400 is sent.
 
-Timeouts (``apply_timeouts``): the ``request_timeout`` setting becomes Sanic's
-``REQUEST_TIMEOUT`` (the head) and ``RESPONSE_TIMEOUT`` (Sanic reads the body in its
-handler stage, under that timeout). A caller that stops sending mid-body gets
+Timeouts: ``request_timeout`` bounds the whole head and the whole body (``connections``);
+Sanic reads the body in its handler stage, under ``RESPONSE_TIMEOUT`` (also
+``request_timeout``, measuring inactivity). A caller that stops sending mid-body gets
 ``408 Request Timeout`` (``timeout_status``) instead of Sanic's 503 (which the runtime's
-catch-all turned into a 500 after 90 s with the 60 s defaults). Sanic checks timeouts
-every half of the shortest one, so the answer comes within 1.5 x ``request_timeout``.
+catch-all turned into a 500).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from typing import Any
 from sanic.exceptions import BadRequest, ServiceUnavailable
 from sanic.request import Request
 
-__all__ = ["GuardedRequest", "apply_timeouts", "timeout_status"]
+__all__ = ["GuardedRequest", "timeout_status"]
 
 _UNSAFE_URL = re.compile(rb"[\x00-\x20\x7f]")
 
@@ -69,12 +68,6 @@ class GuardedRequest(Request):
 
 
 _init = Request.__init__
-
-
-def apply_timeouts(config: Any, seconds: float) -> None:
-    """Give a caller ``seconds`` to send the head, and (idle) to send the body."""
-    config.REQUEST_TIMEOUT = seconds
-    config.RESPONSE_TIMEOUT = seconds
 
 
 def timeout_status(request: Request | None, exc: BaseException) -> int | None:

@@ -69,7 +69,10 @@ def serve(
     from sanic import Sanic
     from sanic.worker.loader import AppLoader
 
+    from .connections import GuardedProtocol, raise_descriptor_limit
+
     check_address(host, port)
+    raise_descriptor_limit()  # before the workers start: they inherit it
     loader = AppLoader(factory=app_factory)
     app = loader.load()
     if on_ready is not None:
@@ -84,6 +87,7 @@ def serve(
         port=port,
         workers=workers,
         single_process=workers == 1,
+        protocol=GuardedProtocol,
         access_log=False,
         motd=False,
     )
@@ -208,7 +212,11 @@ class BackgroundServer(ServerHandle):
         assert self.app is not None
         self._stop_event = asyncio.Event()
         listener.listen(128)
-        server: Any = await self.app.create_server(sock=listener, return_asyncio_server=True)
+        from .connections import GuardedProtocol
+
+        server: Any = await self.app.create_server(
+            sock=listener, protocol=GuardedProtocol, return_asyncio_server=True
+        )
         if server is None:
             raise OSError("address already in use or not available")
         await server.startup()
