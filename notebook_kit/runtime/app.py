@@ -146,6 +146,8 @@ class Runtime:
         self._settings = dict(state.settings)
         if hasattr(self, "relay"):
             self.relay.cap = state.max_concurrent_actions
+            if self.relay.gil_freeze_exit:  # the GIL watchdog follows the default limit
+                self.relay.gil_freeze_exit = state.action_timeout + self.relay.grace
         if self.app is not None:
             self.app.config.REQUEST_MAX_SIZE = state.max_body_bytes
             apply_connection_settings(self.app.config, state.settings)

@@ -39,6 +39,7 @@ log = logging.getLogger("notebook_kit.runtime")
 
 _TIMEOUT = "Request Timeout"
 GRACEFUL_STOP_SECONDS = 10.0
+_GRACE = 2.0  # seconds a timed-out action may still run before its worker is replaced
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 
 
@@ -109,8 +110,16 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
             await runtime.settle(timeout=STALE_MS / 1000 + 1)
         loop = asyncio.get_running_loop()
+        # In a server process of its own, a worker frozen with the GIL held past the
+        # default limit (plus the relay's grace) ends, for its supervisor to replace it;
+        # never in a notebook kernel's thread.
+        freeze = runtime.live.action_timeout + _GRACE if touchup else None
         runtime.relay = Relay(
-            loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
+            loop,
+            cap=runtime.live.max_concurrent_actions,
+            grace=_GRACE,
+            on_zombie=StuckWorker(app, loop),
+            gil_freeze_exit=freeze,
         )
         watcher.append(loop.create_task(runtime.watch(app)))
         if runtime.sync is not None:
