@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +53,7 @@ def serve_child(
         if nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
 
-    log_path = Path(tempfile.mkstemp(prefix="nk-serve-", suffix=".log")[1])
+    log_path = home.parent / f"serve-{port}.log"  # beside the test's workspace
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             command,
