@@ -50,6 +50,28 @@ def test_head_trickled_one_byte_at_a_time_is_cut(server: BackgroundServer) -> No
     assert took < 1 + 2 * 0.5 + 0.5  # the timeout, two checks (every half of it), slack
 
 
+def test_body_trickled_one_byte_at_a_time_is_cut(server: BackgroundServer) -> None:
+    head = b"POST /dev/restapi_sample/calculator HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n"
+    with socket.create_connection((server.host, server.port)) as sock:
+        sock.sendall(head)
+        sock.settimeout(0.01)
+        began = time.monotonic()
+        answer = b""
+        for _ in range(200):  # 0.1 s a byte: 20 s for the whole body
+            try:
+                sock.sendall(b"1")
+                answer = sock.recv(4096)
+                break
+            except TimeoutError:
+                time.sleep(0.09)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        took = time.monotonic() - began
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert b'{"message": "Request Timeout"}' in answer
+    assert took < 1 + 2 * 0.5 + 0.5
+
+
 def test_idle_keep_alive_connection_is_closed(server: BackgroundServer) -> None:
     with socket.create_connection((server.host, server.port)) as sock:
         sock.sendall(b"OPTIONS /dev/restapi_sample/calculator HTTP/1.1\r\nHost: x\r\n\r\n")
