@@ -31,7 +31,7 @@ from ..errors import StoreError
 from ..store.file_stamp import FileStamp
 from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .builder import LiveBuilder
-from .http_guard import apply_timeouts
+from .connections import apply_connection_settings
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
@@ -63,11 +63,31 @@ def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> 
     return given is not None and _same(given.encode("utf-8", "surrogateescape"), key)
 
 
-def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
+def _limited(
+    limiter: RateLimiter, request: Request, key: bytes, now: float, _same: Any = hmac.compare_digest
+) -> str:
     """The ``Retry-After`` of a call past its stage's rate limit, or "" when it may go.
-    The caller is the x-api-key it presents, else its IP address."""
-    wait = limiter.wait(request.headers.get("x-api-key") or request.ip, now)
+    The caller is the stage's API key when it presents that key, else its IP address: a
+    made-up key is no caller of its own (it would get a fresh bucket per value)."""
+    given = request.headers.get("x-api-key")
+    if given is None or not _same(given.encode("utf-8", "surrogateescape"), key):
+        given = request.ip
+    wait = limiter.wait(given, now)
     return retry_after(wait) if wait else ""
+
+
+async def _within(action: Any, limit: float) -> None:
+    """Await an async action for at most ``limit`` seconds: past it the action is
+    cancelled and ``ActionTimeout`` raised (its own ``TimeoutError`` stays its own)."""
+    scope = asyncio.timeout(limit)
+    try:
+        async with scope:
+            await action
+    except TimeoutError:
+        if not scope.expired():
+            raise
+    if scope.expired():  # also when the action swallowed the cancellation
+        raise ActionTimeout(limit)
 
 
 class Runtime:
@@ -126,9 +146,11 @@ class Runtime:
         self._settings = dict(state.settings)
         if hasattr(self, "relay"):
             self.relay.cap = state.max_concurrent_actions
+            if self.relay.gil_freeze_exit:  # the GIL watchdog follows the default limit
+                self.relay.gil_freeze_exit = state.action_timeout + self.relay.grace
         if self.app is not None:
             self.app.config.REQUEST_MAX_SIZE = state.max_body_bytes
-            apply_timeouts(self.app.config, state.request_timeout)
+            apply_connection_settings(self.app.config, state.settings)
 
     def refresh(self) -> bool:
         """Build and serve the store's new state now, if it changed. Returns whether."""
@@ -299,7 +321,9 @@ class Runtime:
             elif (action := match.endpoint) is None:
                 allow = {"Allow": ", ".join(match.allowed)}
                 response = runtime_answer(405, "Method Not Allowed", allow)
-            elif stage.limiter is not None and (wait := _limited(stage.limiter, request, started)):
+            elif stage.limiter is not None and (
+                wait := _limited(stage.limiter, request, stage.key, started)
+            ):
                 response = runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = runtime_answer(403, "Forbidden")
@@ -315,14 +339,14 @@ class Runtime:
                     request.body,
                 )
                 res = ActionResponse(action.content_type)
+                limit = action.definition.timeout or live.action_timeout
                 try:
                     if action.is_async:
-                        await action.run(req, res)
+                        await _within(action.run(req, res), limit)
                     else:  # inline while it is fast, else on a lane (see pace.py)
                         relay = self.relay
                         run = action.run
                         pace = relay.paces.get(run) or relay.pace_of(run)
-                        limit = action.definition.timeout or live.action_timeout
                         if pace.inline:
                             relay.run_inline(run, (req, res), limit, pace)
                         else:
@@ -330,7 +354,6 @@ class Runtime:
                     status, headers, body, content_type = render_response(res)
                 except ActionTimeout:
                     self.relay.end_inline()  # a no-op unless the stop hit an inline call
-                    limit = action.definition.timeout or live.action_timeout
                     response, error = self._timed_out(action.definition, stage, limit)
                 except Busy:
                     response = runtime_answer(503, BUSY_TEXT, {"Retry-After": "1"})

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import faulthandler
 import logging
 import threading
 from collections import deque
@@ -34,6 +33,7 @@ from queue import SimpleQueue
 from time import perf_counter
 from typing import Any
 
+from . import freeze
 from .interrupts import (
     ActionTimeout,
     Lane,
@@ -114,6 +114,8 @@ class Relay:
         self.zombies = 0
         self.stopping = False
         self._deliver_soon = loop.call_soon_threadsafe
+        if gil_freeze_exit:
+            freeze.install()
         self.loop_lane = Lane()  # the loop thread, for inline calls: pokes reach it too
         register(self.loop_lane)
         self.paces: dict[Callable[..., Any], Pace] = {}  # an action's run -> its pace
@@ -214,7 +216,7 @@ class Relay:
         watchdog here, since sysmon needs the GIL before it can."""
         self.sleeping = False
         if self.gil_freeze_exit:
-            faulthandler.dump_traceback_later(self.gil_freeze_exit, exit=True)
+            freeze.arm(self.gil_freeze_exit + freeze.REARM_SECONDS)
         self.wake.set()
 
     async def _admit(self) -> bool:
@@ -363,8 +365,6 @@ class Relay:
         """Stop the lanes when they are idle (a stuck one is a daemon thread: left)."""
         self.stopping = True
         self.wake.set()
-        if self.gil_freeze_exit:
-            faulthandler.cancel_dump_traceback_later()
         for _ in self.lanes:
             self.jobs.put(None)
         for lane in self.lanes:
@@ -374,6 +374,8 @@ class Relay:
         # Idle lanes end at once: wait for them (a notebook restarting its server must not
         # collect threads). A lane still running an action is left (a daemon).
         self._sysmon.join(1.0)
+        if self.gil_freeze_exit:  # once sysmon has ended: it re-arms the timer
+            freeze.uninstall()
         for thread in self._threads:
             thread.join(0.05)
 

@@ -8,18 +8,18 @@ What it does on each look, for the job a lane (or the loop, for an inline call) 
   drains the queue; an inline job seen on a third tick sends its action to the lanes;
 * past its limit the job is answered ``TIMED_OUT`` (a lane's caller gets its 504 at once)
   and poked until it ends; still running ``grace`` s later it is a *zombie*;
-* arms the GIL watchdog (``faulthandler``), and shortens the switch interval while a long
+* re-arms the GIL watchdog (``freeze``), and shortens the switch interval while a long
   action competes with the loop for the GIL;
 * with nothing to watch for ``idle_after`` s it stops ticking until the next call.
 """
 
 from __future__ import annotations
 
-import faulthandler
 import sys
 import time
 from typing import TYPE_CHECKING
 
+from . import freeze
 from .interrupts import poke, real_sleep
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ def watch(relay: Relay) -> None:
     tick = relay.tick
     mono = time.monotonic
     next_arm = 0.0
+    expires = 0.0  # when the GIL watchdog's timer fires
     default_switch = sys.getswitchinterval()
     fast_switch = False
     loop_lane = relay.loop_lane
@@ -41,11 +42,6 @@ def watch(relay: Relay) -> None:
     while not relay.stopping:
         real_sleep(tick)
         now = mono()
-        if relay.gil_freeze_exit and now >= next_arm:
-            # A C thread that needs no GIL: if the GIL stays held (C code that never
-            # releases it), the process dumps every thread's stack and exits.
-            faulthandler.dump_traceback_later(relay.gil_freeze_exit, exit=True)
-            next_arm = now + 1.0
         long_running = False
         busy = False
         for lane in (loop_lane, *relay.lanes):
@@ -55,6 +51,8 @@ def watch(relay: Relay) -> None:
             busy = True
             if not job.seen:
                 job.seen = now
+                if now + job.limit + relay.grace < expires:  # a tighter limit: re-arm now
+                    next_arm = 0.0
                 continue
             long_running = True
             if lane is loop_lane:
@@ -78,6 +76,10 @@ def watch(relay: Relay) -> None:
                     job.zombie = True
                     relay.zombies += 1
                     relay.report_zombie(job)
+        if relay.gil_freeze_exit and now >= next_arm:  # the GIL watchdog: see freeze.py
+            seconds = freeze.delay(relay, now)
+            freeze.arm(seconds)
+            expires, next_arm = now + seconds, now + freeze.REARM_SECONDS
         # A long action competes with the loop for the GIL; while one runs, let the
         # loop get it back sooner (each hand-over waits up to one switch interval).
         if long_running != fast_switch:
@@ -102,5 +104,5 @@ def _sleep_until_called(relay: Relay, calls: int) -> None:
         relay.sleeping = False
         return
     if relay.gil_freeze_exit:
-        faulthandler.cancel_dump_traceback_later()
+        freeze.disarm()  # the call that wakes sysmon re-arms it
     relay.wake.wait()
