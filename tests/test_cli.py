@@ -327,7 +327,7 @@ def test_deployments_json_shape(home: Path) -> None:
 
 def test_deployments_table_for_people(home: Path) -> None:
     lines = ok(nk(home, "deployments")).splitlines()
-    assert lines[0].split() == ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE"]
+    assert lines[0].split() == ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE", "EXAMPLES"]
     assert len(lines) == 3
 
 

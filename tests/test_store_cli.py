@@ -128,6 +128,7 @@ def _snapshot(ws: Workspace) -> tuple[object, ...]:
     return (
         ws.applications(),
         ws.definitions(),
+        ws.store.examples.list(),
         ws.deployments(),
         ws.keys(),
         ws.store.stored_settings(),
@@ -149,7 +150,10 @@ def test_copy_moves_a_sqlite_workspace_into_postgres_and_serves_the_same(
     ws.users().create_group({"name": "staff"})
     ws.users().add_users({"groupName": "staff", "emails": ["ann@x.org"]})
     ws.edit("restapi_sample", "calculator", label="Calc v2")
-    ws.deploy("restapi_sample", "dev")
+    sum_body = '{"arg1": 1, "arg2": 2, "operation": "plus"}'
+    ws.add_example("restapi_sample", "calculator", "sum", request={"body": sum_body},
+                   expect={"json": {"$": 3}})  # fmt: skip
+    assert ws.deploy("restapi_sample", "dev").checks_summary() == "1 pass"
     ws.rollback("restapi_sample", "dev")
     local = ServerProcess(ws.home).start()
     try:

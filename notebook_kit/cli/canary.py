@@ -61,7 +61,7 @@ def _describe(found: Canary) -> None:
 
 @click.command(name="canary")
 @click.argument("app")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
 def canary(ctx: click.Context, app: str, as_json: bool) -> None:
     """APP's canary on prod: the split and each side's calls, 5xx share, p50 and p99."""

@@ -22,7 +22,7 @@ __all__ = ["logs", "replay"]
     show_default=True,
     help="How many of the newest matching requests.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
 def logs(
     ctx: click.Context,
@@ -51,7 +51,7 @@ def logs(
     show_default=True,
     help="The version to compare with: saved, dev, prod or a deployment ID.",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
 def replay(ctx: click.Context, entry_id: int, against: str, as_json: bool) -> None:
     """Run recorded call ENTRY_ID (see 'logs') again, in this process, on the deployment

@@ -4,7 +4,8 @@ Each command builds the workspace, calls one method and prints the result (``--j
 where offered). A refusal prints one line on stderr and exits 1; a usage mistake exits 2.
 This module holds the group, the entry point and the workspace-wide commands (sample,
 keys, serve, export, import, commit); the definition commands are in ``definitions``,
-the stage commands in ``publishing``, ``settings`` in ``settings``.
+the stage commands in ``publishing``, ``example`` and ``check`` in ``examples``,
+``settings`` in ``settings``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import click
 from ..errors import NotebookKitError
 from . import canary as cli_canary
 from . import definitions as cli_definitions
+from . import examples as cli_examples
 from . import logs as cli_logs
 from . import publishing as cli_publishing
 from .output import STAGES, workspace_of
@@ -79,9 +81,26 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on (0.0.0.0: every interface).",
+)
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port to listen on.",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker processes, each reading the same store.",
+)
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
@@ -116,7 +135,12 @@ def _app_for_home(home: str, store: str = "") -> Any:
 
 @cli.command(name="export")
 @click.argument("app")
-@click.option("--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The JSON file to write (replaced whole).",
+)
 @click.pass_context
 def export_(ctx: click.Context, app: str, output: str) -> None:
     """Write APP and its definitions to one JSON file."""
@@ -136,8 +160,13 @@ def import_(ctx: click.Context, file: str, replace: bool) -> None:
 
 @cli.command()
 @click.argument("app")
-@click.option("--repo", required=True, type=click.Path(file_okay=False))
-@click.option("--message", required=True)
+@click.option(
+    "--repo",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The git repository (relative to the current directory; created when missing).",
+)
+@click.option("--message", required=True, help="The commit message (not empty).")
 @click.option(
     "--author",
     default=None,
@@ -156,6 +185,8 @@ for _command in (
     cli_definitions.delete,
     cli_definitions.copy,
     cli_definitions.list_,
+    cli_examples.example,
+    cli_examples.check,
     cli_publishing.deploy,
     cli_publishing.undeploy,
     cli_publishing.rollback,
@@ -175,7 +206,8 @@ for _command in (
 def main(argv: list[str] | None = None) -> None:
     """Entry point: domain errors and usage mistakes become one line on stderr."""
     try:
-        cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
+        # a command's ctx.exit(n) comes back as n (``check`` exits 1 when an example fails)
+        code = cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
@@ -197,4 +229,4 @@ def main(argv: list[str] | None = None) -> None:
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..domain.checks import CheckReport
 from ..domain.models import endpoint_url
 from ..workspace.transfer import write_json
 from .output import STAGES, echo_json, echo_table, workspace_of
@@ -24,7 +25,7 @@ def _base_url_option(text: str) -> Callable[[F], F]:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.option(
     "--canary",
     "canary",
@@ -43,6 +44,7 @@ def _base_url_option(text: str) -> Callable[[F], F]:
     "calls answer 5xx (after the canary_min_calls setting's number of calls).",
 )
 @_base_url_option("Base URL used to print the endpoint URLs.")
+@click.option("--force", is_flag=True, help="Deploy even when an example fails.")
 @click.pass_context
 def deploy(
     ctx: click.Context,
@@ -51,10 +53,12 @@ def deploy(
     canary: int | None,
     rollback_above: float | None,
     base_url: str,
+    force: bool,
 ) -> None:
-    """Publish APP's saved definitions to a stage (--canary: to a share of prod's calls)."""
+    """Publish APP's saved definitions to a stage, once its examples pass (--canary: to a
+    share of prod's calls)."""
     ws = workspace_of(ctx)
-    deployment = ws.deploy(app, stage, canary=canary, rollback_above=rollback_above)
+    deployment = ws.deploy(app, stage, force=force, canary=canary, rollback_above=rollback_above)
     if canary is None:
         click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
     else:
@@ -64,13 +68,21 @@ def deploy(
             f"deployed {app} to {stage} as a canary (deployment {deployment.id}): "
             f"{canary} % of the calls, deployment {running.live_id} the rest"
         )
+    if deployment.checks is not None:
+        report = CheckReport.from_dict(deployment.checks)
+        if report.passed:
+            click.echo(f"  examples: {report.summary()}")
+        else:
+            click.echo(f"  forced past failing examples: {report.summary()}")
+            for line in report.lines():
+                click.echo(f"  {line}")
     for d in ws.definitions(app):
         click.echo(f"  {d.method:<7} {endpoint_url(base_url, stage, app, d.resource)}")
 
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.pass_context
 def undeploy(ctx: click.Context, app: str, stage: str) -> None:
     """Stop serving APP on a stage."""
@@ -80,7 +92,7 @@ def undeploy(ctx: click.Context, app: str, stage: str) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.option(
     "--to",
     "to",
@@ -103,20 +115,22 @@ def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
 
 
 @click.command()
-@click.option("--app", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--app", default=None, help="Only this application's deployments.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
-    """The deployment history; ACTIVE marks what each stage serves now."""
-    rows = [d.to_dict() for d in workspace_of(ctx).deployments(app)]
+    """The deployment history; ACTIVE marks what each stage serves now, EXAMPLES what
+    the deploy's examples found ('3 pass', '1 of 3 fail, forced')."""
+    found = workspace_of(ctx).deployments(app)
     if as_json:
-        echo_json(rows)
+        echo_json([d.to_dict() for d in found])
     else:
-        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active"])
+        rows = [{**d.to_dict(), "examples": d.checks_summary()} for d in found]
+        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active", "examples"])
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_context
 def resources(ctx: click.Context, as_json: bool) -> None:
     """Resource counts per stage: the root plus one per application and path segment."""
@@ -133,8 +147,10 @@ def resources(ctx: click.Context, as_json: bool) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
-@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False), help="File.")
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
+@click.option(
+    "--output", "-o", default=None, type=click.Path(dir_okay=False), help="Write to this file."
+)
 @_base_url_option("Base URL of the runtime; the server URL is BASE/STAGE/APP.")
 @click.pass_context
 def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_url: str) -> None:

@@ -20,7 +20,9 @@ from sanic.response import HTTPResponse
 from ..builtins.presign import use_serving_request
 from .app import Runtime
 from .builder import freeze_heap
-from .http_guard import GuardedRequest, apply_timeouts, timeout_status
+from .connections import apply_connection_settings, stop_keeping_alive
+from .graceful import stop_once_on_signal
+from .http_guard import GuardedRequest, timeout_status
 from .relay import Relay
 from .reserved import runtime_answer
 from .store_guard import protect_store
@@ -37,6 +39,7 @@ log = logging.getLogger("notebook_kit.runtime")
 
 _TIMEOUT = "Request Timeout"
 GRACEFUL_STOP_SECONDS = 10.0
+_GRACE = 2.0  # seconds a timed-out action may still run before its worker is replaced
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 
 
@@ -66,7 +69,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     app.config.ACCESS_LOG = False
     app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
-    apply_timeouts(app.config, runtime.live.request_timeout)
+    apply_connection_settings(app.config, runtime.live.settings)
     # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
     app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
     app.ctx.runtime = runtime
@@ -107,15 +110,30 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
             await runtime.settle(timeout=STALE_MS / 1000 + 1)
         loop = asyncio.get_running_loop()
+        # In a server process of its own, a worker frozen with the GIL held past the
+        # default limit (plus the relay's grace) ends, for its supervisor to replace it;
+        # never in a notebook kernel's thread.
+        freeze = runtime.live.action_timeout + _GRACE if touchup else None
         runtime.relay = Relay(
-            loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
+            loop,
+            cap=runtime.live.max_concurrent_actions,
+            grace=_GRACE,
+            on_zombie=StuckWorker(app, loop),
+            gil_freeze_exit=freeze,
         )
         watcher.append(loop.create_task(runtime.watch(app)))
         if runtime.sync is not None:
             watcher.append(loop.create_task(runtime.beat()))
 
+    if touchup:  # a server process of its own: stop once, whatever signals follow
+
+        @app.after_server_start
+        async def _handle_stop_signals(app: Sanic) -> None:
+            stop_once_on_signal(app, asyncio.get_running_loop())
+
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:
+        stop_keeping_alive(app)
         runtime.leave_node()
         for task in watcher:
             task.cancel()

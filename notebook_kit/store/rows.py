@@ -58,4 +58,6 @@ def deployment_from_row(row: Any) -> Deployment:
         row["deployed_at"],
         row["host"],
         bool(row["active"]),
+        bool(row["forced"]),
+        json.loads(row["checks"]) if row["checks"] else None,
     )

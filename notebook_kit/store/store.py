@@ -30,6 +30,7 @@ from .canaries import Canaries, CanaryRow
 from .connection import StoreConnection
 from .copy import copy_rows
 from .dialect import StoreDB, mask_url
+from .examples import ExampleTables
 from .request_log import ActionStats, RequestLog
 from .rows import definition_from_row, definition_values, deployment_from_row
 from .snapshots import Snapshots, decode_ids, version_of
@@ -75,6 +76,7 @@ class Store:
         self._log = RequestLog(db)
         self.snapshots = Snapshots(db)
         self.canaries = Canaries(db)
+        self.examples = ExampleTables(db, self._count_change)
         where = self.path if self.path is not None else mask_url(db.url or "")
         try:
             if self.path is not None and not self.path.exists():
@@ -227,11 +229,18 @@ class Store:
         self._count_change()
 
     def replace_definition(self, old_api_id: str, d: Definition) -> None:
-        self.delete_definition(d.app, old_api_id)
+        """Save ``d`` over ``old_api_id``; a rename takes the definition's examples along."""
+        self._db.write(
+            "DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (d.app, old_api_id)
+        )
         self.insert_definition(d)
+        if old_api_id != d.id:
+            self.examples.move(d.app, old_api_id, d.id)
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
+        """Delete a definition and its examples."""
         self._db.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
+        self.examples.forget(app_id, api_id)
         self._count_change()
 
     # -- deployments -------------------------------------------------------------------
@@ -271,7 +280,7 @@ class Store:
 
     def list_deployments(self, app_id: str | None = None) -> list[Deployment]:
         sql = (
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.forced, d.checks, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id"
         )
@@ -284,7 +293,7 @@ class Store:
     def deployment_record(self, deployment_id: int) -> Deployment | None:
         """One deployment's record, without its snapshot."""
         row = self._db.execute(
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.forced, d.checks, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -294,6 +303,7 @@ class Store:
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._db.execute(
             "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.snapshot, d.versions, "
+            "d.forced, d.checks, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -318,12 +328,8 @@ class Store:
         read as of one moment, so a server's state labelled with a generation holds
         exactly that generation's."""
         with self._db.consistent_read():
-            return (
-                self.generation(),
-                self.live_pointers(),
-                self.api_keys(),
-                self.canaries.running(),
-            )
+            generation, pointers, keys = self.generation(), self.live_pointers(), self.api_keys()
+            return generation, pointers, keys, self.canaries.running()
 
     def live_snapshots(self) -> list[tuple[Stage, str, int, dict[str, Any]]]:
         """Every (stage, app, deployment id, snapshot) that is served now."""

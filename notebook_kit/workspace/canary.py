@@ -49,12 +49,27 @@ class CanaryReleases:
         self._publisher = publisher
         self._setting = setting
 
+    def deploy(
+        self,
+        record: Application,
+        stage: Stage,
+        force: bool = False,
+        percent: Any = None,
+        rollback_above: Any = None,
+    ) -> Deployment:
+        """A deploy: a canary when ``percent`` or ``rollback_above`` is given (``start``),
+        else a plain one (which ends any canary of ``record`` on ``stage``)."""
+        if percent is None and rollback_above is None:
+            return self._publisher.deploy(record, stage, force)
+        return self.start(record, stage, percent, rollback_above, force)
+
     def start(
         self,
         record: Application,
         stage: Stage,
         percent: Any,
         rollback_above: Any = None,
+        force: bool = False,
     ) -> Deployment:
         """Deploy ``record``'s saved definitions as a canary on ``stage`` (prod only)."""
         if stage is not CANARY_STAGE:
@@ -66,7 +81,7 @@ class CanaryReleases:
             )
         percent = validate_percent(percent)
         threshold = validate_threshold(rollback_above)
-        return self._publisher.deploy(record, stage, percent, threshold)
+        return self._publisher.deploy(record, stage, force, percent, threshold)
 
     def _canary(self, row: CanaryRow) -> Canary:
         stage, app, live_id, canary_id, percent, started, threshold, _ = row

@@ -6,6 +6,7 @@ Layout, one folder per application::
     <app>/<api_id>/definition.json   metadata and constants
     <app>/<api_id>/action.py         the action source
     <app>/<api_id>/functions.py      the user functions
+    <app>/<api_id>/examples.json     its examples (only when it has some)
 
 Uses dulwich, so no git binary is needed.
 """
@@ -21,6 +22,7 @@ from dulwich import porcelain
 from dulwich.errors import NotGitRepository
 from dulwich.repo import Repo
 
+from ..domain.examples import Example
 from ..domain.models import Application, Definition
 from ..errors import ConflictError, StoreError, ValidationError
 
@@ -31,7 +33,9 @@ _IDENTITY = re.compile(r"[^<>\n]*[^<>\s] <[^<>\s]+>")
 _META_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_auth", "constants")
 
 
-def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> None:
+def _write_tree(
+    root: Path, app: Application, definitions: list[Definition], examples: list[Example]
+) -> None:
     folder = root / app.id
     if folder.exists():
         shutil.rmtree(folder)  # what was deleted from the app disappears from the commit
@@ -46,6 +50,13 @@ def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> 
             d.action if d.action.endswith("\n") or not d.action else d.action + "\n"
         )
         (target / "functions.py").write_text(d.functions)
+        own = [
+            {k: v for k, v in e.to_dict().items() if k not in ("app", "api_id")}
+            for e in examples
+            if e.api_id == d.id
+        ]
+        if own:
+            (target / "examples.json").write_text(json.dumps(own, indent=2) + "\n")
 
 
 def _identity(value: str) -> bytes:
@@ -85,6 +96,7 @@ def commit_application(
     repo_path: str | Path,
     app: Application,
     definitions: list[Definition],
+    examples: list[Example],
     message: str,
     author: str | None = None,
 ) -> str:
@@ -123,7 +135,7 @@ def commit_application(
             raise ConflictError(
                 f"{root} has other staged changes ({shown}); commit or unstage them first"
             )
-        _write_tree(root, app, definitions)
+        _write_tree(root, app, definitions, examples)
         porcelain.add(repo, paths=[str(root / app.id)])
         # Files of definitions that no longer exist must leave the index too.
         index = repo.open_index()
