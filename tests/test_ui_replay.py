@@ -1,7 +1,8 @@
 """The replay bar of the Logs tab from Python, in a whole studio over a real workspace and a
 real server: a recorded call opens in the Test tab with one click (definition, path
-parameter, query, headers and body filled in; credentials not carried), and replays
-against another version with the diff shown. In the browser: ``test_browser_replay.py``."""
+parameter, query, headers and body filled in; credentials not carried), is saved as an
+example from there, and replays against another version with the diff shown. In the
+browser: ``test_browser_replay.py``."""
 
 from __future__ import annotations
 
@@ -58,6 +59,13 @@ def test_a_logged_call_opens_in_the_test_tab(studio: Studio) -> None:
     assert tester.message.text.startswith(f"Logged call {bar.entry.value} loaded")
     tester.saved_button.click()
     assert "200" in tester.status.value and "Bob" in str(tester.output.outputs)
+    # ... and saved as an example from there (the Test tab's examples)
+    tester.examples.name.value = "from-log"
+    tester.examples.save_button.click()
+    [example] = studio.workspace.examples(APP, "employee")
+    assert (example.name, example.expect.status) == ("from-log", 200)
+    assert dict(example.request.path_parameters) == {"id": "E002"}
+    assert example.request.query == "verbose=1" and example.request.headers["x-trace"] == "abc"
 
 
 def test_a_call_outside_any_definition_says_so(studio: Studio) -> None:
