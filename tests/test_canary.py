@@ -14,7 +14,7 @@ import pytest
 from polling import wait_until
 
 from notebook_kit.domain.canary import Canary, caller_bucket, should_roll_back, side_stats
-from notebook_kit.errors import NotFoundError, ValidationError
+from notebook_kit.errors import ExampleFailedError, NotFoundError, ValidationError
 from notebook_kit.runtime.app import Runtime
 from notebook_kit.runtime.server import BackgroundServer
 from notebook_kit.workspace.workspace import Workspace
@@ -112,6 +112,17 @@ def test_canary_status_promote_and_what_ends_it(shop: Workspace) -> None:
     shop.deploy(APP, "prod", canary=10)
     shop.undeploy(APP, "prod")
     assert shop.canary(APP) is None
+
+
+def test_a_canary_passes_the_examples_gate_like_any_deploy(shop: Workspace) -> None:
+    shop.add_example(APP, "side", "rev-1", expect={"json": {"rev": 1}})
+    _revision(shop, 2)
+    before = _state(shop)
+    with pytest.raises(ExampleFailedError, match="rev-1"):
+        shop.deploy(APP, "prod", canary=10)
+    assert _state(shop) == before
+    forced = shop.deploy(APP, "prod", force=True, canary=10)
+    assert forced.forced and shop.canary(APP, stats=False).canary_id == forced.id  # type: ignore[union-attr]
 
 
 def test_every_canary_change_bumps_the_generation(shop: Workspace) -> None:
