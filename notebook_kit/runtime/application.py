@@ -57,7 +57,9 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     """
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
     if workspace.store.path is not None:
-        protect_store(workspace.store.path)  # actions may not open the store's files
+        # Only the store's code opens its files: in a server process of its own, anything
+        # else is refused; in a notebook kernel, action code is.
+        protect_store(workspace.store.path, strict=touchup)
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))

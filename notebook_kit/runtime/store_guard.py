@@ -1,78 +1,148 @@
-"""Keep action code away from the workspace store's files in a server process.
+"""Keep code other than the store's own away from the workspace store's files.
 
-Closing any descriptor of a file drops every POSIX lock the process holds on it, so an
-action that opens and closes ``workspace.sqlite3`` (or its ``-wal``/``-shm``/``-journal``)
-with ``sqlite3`` or ``open`` would silently break the runtime's own store connection
-(it would stop following key rotations and deploys). SQLite's ``EXCLUSIVE`` locking mode
-is no answer: the store is shared by the CLI, notebooks and every server worker.
+Why: the store holds the API keys, the presign secret and the SMTP password; and closing
+any descriptor of a file drops every POSIX lock the process holds on it, so opening and
+closing ``workspace.sqlite3`` (by any name) would silently break the runtime's own store
+connection (it stops following key rotations and deploys). SQLite's ``EXCLUSIVE``
+locking mode is no answer: the CLI, notebooks and every server worker share the store.
 
-``protect_store(path)`` installs, once per process, an audit hook (PEP 578) that refuses
-``open``/``os.open`` and ``sqlite3.connect`` of a protected file while an action's code
-(``<action ...>``/``<functions ...>`` frames) is on the calling thread's stack and the
-store package's code is not (built-ins that use the store keep working). The hook
-costs a type check and a string comparison per file open; the stack is walked only for a
-protected file name. It is a guard against accidents and the obvious, not a sandbox: an
-action can start a thread whose target is C code, or use the store's own classes (see
-docs/trust-model.md).
+``protect_store(path, strict=...)`` installs, once per process:
+
+* an audit hook (PEP 578) on ``open`` (``open``, ``os.open``, ``io.open``, ``os.fdopen``)
+  and ``sqlite3.connect``: the target is resolved to its file identity (device and
+  inode; a descriptor is ``fstat``-ed, a ``file:`` URI parsed) and compared with the
+  store's and its ``-wal``/``-shm``/``-journal``'s, so a symlink, a hard link or
+  ``/proc/self/fd/N`` names the same store;
+* ``sqlite_open_check``: the same identity check on every file SQLite itself opens
+  (a private connection's ``ATTACH``, a ``file:`` URI, any VFS), after it opened it.
+
+A match is refused unless the store's own opening code (``StoreConnection._open``,
+``store._create_private_file``, matched by code object, not by file name) is on the
+stack. In a server process of its own (``strict``) that is the whole rule: nothing else
+in that process has a reason to open the store, so an action cannot slip past it with a
+thread or a thread pool. In a notebook kernel (not strict) only code on a stack that
+holds an action's frame is refused: the notebook's own code keeps its access. It is a
+guard in the process, not a sandbox (see docs/trust-model.md for what stays open).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 from pathlib import Path
+from types import CodeType, FrameType
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
-__all__ = ["protect_store"]
+from ..store import store as store_module
+from ..store.connection import StoreConnection
+from .sqlite_open_check import install_open_check
+
+__all__ = ["is_protected", "protect_store", "sqlite_check_active"]
 
 _SUFFIXES = ("", "-wal", "-shm", "-journal")
 _ACTION_FILES = ("<action ", "<functions ")
-_STORE_CODE = os.sep + os.path.join("notebook_kit", "store") + os.sep  # the store package
+_STORE_CODE: frozenset[CodeType] = frozenset(
+    (StoreConnection._open.__code__, store_module._create_private_file.__code__)
+)
 
-_protected: set[str] = set()  # real paths
-_names: set[str] = set()  # their base names: the cheap first test
+_stores: list[tuple[str, int, int]] = []  # (real path, st_dev, st_ino) of each store
+_devices: set[int] = set()  # their devices: the cheap first test
+_O_PATH = getattr(os, "O_PATH", 0)
 _lock = threading.Lock()
-_installed = False
+_state = {"installed": False, "strict": False, "sqlite": False}
 
 
-def protect_store(store_path: Path) -> None:
-    """Refuse action code opening ``store_path`` and its companion files (idempotent)."""
-    global _installed
+def protect_store(store_path: Path, *, strict: bool) -> None:
+    """Refuse opening ``store_path`` and its companion files from anything but the store's
+    own code (``strict``: a server process of its own) or from action code (a notebook
+    kernel). Idempotent; once strict, a process stays strict."""
     real = os.path.realpath(store_path)
+    status = os.stat(real)
     with _lock:
-        for suffix in _SUFFIXES:
-            _protected.add(real + suffix)
-            _names.add(os.path.basename(real) + suffix)
-        if not _installed:
+        if all(entry[0] != real for entry in _stores):
+            _stores.append((real, status.st_dev, status.st_ino))
+            _devices.add(status.st_dev)
+        _state["strict"] = _state["strict"] or strict
+        if not _state["installed"]:
             sys.addaudithook(_audit)
-            _installed = True
+            _state["sqlite"] = install_open_check(_refuse_sqlite_file)
+            _state["installed"] = True
+
+
+def sqlite_check_active() -> bool:
+    """Whether every file SQLite opens is checked (False where ctypes cannot reach it)."""
+    return _state["sqlite"]
+
+
+def is_protected(status: os.stat_result) -> bool:
+    """Whether the file with this ``stat`` is a protected store or one of its companions
+    (the companions are looked up now: SQLite makes and removes them)."""
+    if status.st_dev not in _devices:
+        return False
+    identity = (status.st_dev, status.st_ino)
+    for real, dev, ino in _stores:
+        if identity == (dev, ino):
+            return True
+        for suffix in _SUFFIXES[1:]:
+            try:
+                companion = os.stat(real + suffix)
+            except OSError:
+                continue
+            if identity == (companion.st_dev, companion.st_ino):
+                return True
+    return False
+
+
+def _refuse_sqlite_file(fd: int, name: bytes) -> bool:
+    return is_protected(os.fstat(fd)) and _refused_here(sys._getframe(1))
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event != "open" and event != "sqlite3.connect":
         return
-    target = args[0] if args else None
-    if isinstance(target, Path):
-        target = str(target)
-    elif isinstance(target, bytes):
-        target = os.fsdecode(target)
-    if not isinstance(target, str) or os.path.basename(target) not in _names:
+    if not _stores:
         return
-    if os.path.realpath(target) not in _protected or not _from_action():
+    if _O_PATH and len(args) > 2 and isinstance(args[2], int) and args[2] & _O_PATH:
+        return  # names a file, reads nothing, drops no lock; reopening it is checked
+    status = _identity(args[0] if args else None, event == "sqlite3.connect")
+    if status is None or not is_protected(status) or not _refused_here(sys._getframe(1)):
         return
-    raise PermissionError(f"actions may not open the workspace store ({target})")
+    raise PermissionError(f"actions may not open the workspace store ({args[0]})")
 
 
-def _from_action() -> bool:
-    """Whether an action's code, and not the store's connection code, is on this stack."""
-    frame = sys._getframe(2)
+def _identity(target: object, sqlite: bool) -> os.stat_result | None:
+    """The file ``target`` (a path, a descriptor, a ``file:`` URI) names now, if any."""
+    try:
+        if isinstance(target, int):
+            return os.fstat(target)
+        if isinstance(target, Path):
+            target = str(target)
+        elif isinstance(target, bytes):
+            target = os.fsdecode(target)
+        if not isinstance(target, str) or not target:
+            return None
+        if sqlite and target.startswith("file:"):
+            target = unquote(urlsplit(target).path)
+        if sqlite and target == ":memory:":
+            return None
+        status = os.stat(target)
+    except (OSError, ValueError):
+        return None
+    return status if stat.S_ISREG(status.st_mode) else None
+
+
+def _refused_here(frame: FrameType | None) -> bool:
+    """Whether this stack may not open the store: it holds no store code and (when not
+    strict) holds an action's code."""
     seen_action = False
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if _STORE_CODE in filename:
+        code = frame.f_code
+        if code in _STORE_CODE:
             return False
-        if filename.startswith(_ACTION_FILES):
+        if code.co_filename.startswith(_ACTION_FILES):
             seen_action = True
-        frame = frame.f_back  # type: ignore[assignment]
-    return seen_action
+        frame = frame.f_back
+    return _state["strict"] or seen_action
