@@ -69,7 +69,7 @@ try:
     elif how == "attach-no-authorizer":
         conn = sqlite3.connect("file::memory:", uri=True)  # ATTACH reads URIs too
         conn.set_authorizer(None)
-        conn.execute(f"ATTACH DATABASE 'file:{store}?vfs=unix-none' AS s")
+        conn.execute(f"ATTACH DATABASE 'file:{store}?mode=ro' AS s")
         res.body = "read " + keys(conn, "s")
     elif how == "uri":
         res.body = "read " + keys(sqlite3.connect("file:" + store + "?mode=ro", uri=True))
