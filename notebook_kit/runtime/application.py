@@ -20,6 +20,7 @@ from sanic.response import HTTPResponse
 from ..builtins.presign import use_serving_request
 from .app import Runtime
 from .builder import freeze_heap
+from .children import guard_children, stop_children
 from .http_guard import GuardedRequest, apply_timeouts, timeout_status
 from .relay import Relay
 from .reserved import runtime_answer
@@ -104,6 +105,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         runtime.refresh()
         if touchup:  # a server process of its own
             freeze_heap()
+            guard_children()  # what actions fork or spawn ends with it, holds no port
         shared = getattr(app.shared_ctx, "nk_sync", None)
         if shared is not None:
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
@@ -127,6 +129,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     @app.after_server_stop
     async def _stopped(app: Sanic) -> None:
         flush_quietly(runtime.flush_log)  # the calls that were still in flight at the stop
+        if touchup:
+            stop_children()
         runtime.relay.close()
 
     return app
