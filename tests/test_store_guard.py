@@ -82,6 +82,17 @@ try:
         res.body = "read " + opened(another_name(how))
     elif how == "proc-fd":
         res.body = "read " + opened(server_fd())
+    elif how == "drop-locks":  # close a copy of each of the server's own descriptors
+        dropped = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink("/proc/self/fd/" + fd)
+            except OSError:
+                continue
+            if target.startswith(os.path.realpath(store)):
+                os.close(os.dup(int(fd)))
+                dropped.append(target.rsplit("/", 1)[1])
+        res.body = "dropped " + " ".join(sorted(dropped))
     else:
         res.body = "unknown route"
 except Exception as exc:
@@ -229,6 +240,15 @@ def test_store_under_another_name_is_refused_and_the_server_keeps_its_hold(
 ) -> None:
     for _ in range(3):  # open and close it again and again: the locks would be long gone
         assert_refused(probe(served, how=how, open=kind), served.home)
+    assert_follows_rotations_and_deploys(served, served.home, rotations=5)
+
+
+def test_server_keeps_its_hold_after_an_action_dropped_its_locks(served: ServerProcess) -> None:
+    # Closing a copy (os.dup) of the server's own descriptor opens nothing the guard could
+    # see, yet drops every lock the process holds on the file: the server takes them back.
+    dropped = probe(served, how="drop-locks")
+    assert dropped.startswith("dropped workspace.sqlite3"), dropped
+    assert "workspace.sqlite3-shm" in dropped
     assert_follows_rotations_and_deploys(served, served.home, rotations=5)
 
 

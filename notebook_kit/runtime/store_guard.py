@@ -16,6 +16,10 @@ locking mode is no answer: the CLI, notebooks and every server worker share the 
 * ``sqlite_open_check``: the same identity check on every file SQLite itself opens
   (a private connection's ``ATTACH``, a ``file:`` URI, any VFS), after it opened it.
 
+In a server process, ``store_locks`` also takes back the read locks SQLite holds on the
+store should an action drop them by a route this guard cannot see (closing a copy of
+one of the server's own descriptors).
+
 A match is refused unless the store's own opening code (``StoreConnection._open``,
 ``store._create_private_file``, matched by code object, not by file name) is on the
 stack. In a server process of its own (``strict``) that is the whole rule: nothing else
@@ -39,13 +43,18 @@ from urllib.parse import unquote, urlsplit
 from ..store import store as store_module
 from ..store.connection import StoreConnection
 from .sqlite_open_check import install_open_check
+from .store_locks import keep_store_locks, open_lock_holders
 
 __all__ = ["is_protected", "protect_store", "sqlite_check_active"]
 
 _SUFFIXES = ("", "-wal", "-shm", "-journal")
 _ACTION_FILES = ("<action ", "<functions ")
 _STORE_CODE: frozenset[CodeType] = frozenset(
-    (StoreConnection._open.__code__, store_module._create_private_file.__code__)
+    (
+        StoreConnection._open.__code__,
+        store_module._create_private_file.__code__,
+        open_lock_holders.__code__,
+    )
 )
 
 _stores: list[tuple[str, int, int]] = []  # (real path, st_dev, st_ino) of each store
@@ -70,6 +79,8 @@ def protect_store(store_path: Path, *, strict: bool) -> None:
             sys.addaudithook(_audit)
             _state["sqlite"] = install_open_check(_refuse_sqlite_file)
             _state["installed"] = True
+    if strict:  # a server: take back the store's locks should an action drop them
+        keep_store_locks(real)
 
 
 def sqlite_check_active() -> bool:
