@@ -4,7 +4,7 @@ An authorizer is per connection and its owner can remove it (``set_authorizer(No
 and a ``sqlite3.connect`` audit hook sees only the main database's name (not ``ATTACH``,
 not what a ``file:`` URI or a symlink leads to). So ``install_open_check(refuse)`` wraps
 SQLite's own unix file layer: each registered ``unix*`` VFS is replaced by a copy whose
-``xOpen`` first opens the file as SQLite would, then asks ``refuse(fd, name)`` about the
+``xOpen`` first opens the file as SQLite would, then asks ``refuse(fd, name, flags)`` about the
 file actually opened (``fstat`` of its descriptor: its identity, not its name). A refused
 file is closed again through SQLite (which keeps the descriptor open while this process
 holds locks on the file, so refusing drops none) and the open fails with "authorization
@@ -55,7 +55,7 @@ class _Vfs(ctypes.Structure):
     ]
 
 
-Refuse = Callable[[int, bytes], bool]
+Refuse = Callable[[int, bytes, int], bool]
 
 _lock = threading.Lock()
 _installed: list[object] = []  # the shims, callbacks and library: alive as long as the process
@@ -64,8 +64,10 @@ _checking: list[bool] = [True]  # False once the probe showed the descriptor can
 
 
 def install_open_check(refuse: Refuse) -> bool:
-    """Route every SQLite file open in this process through ``refuse(fd, name)`` (True:
-    refuse it). Once per process; returns whether the check is in force."""
+    """Route every SQLite file open in this process through ``refuse(fd, name, flags)``
+    (True: refuse it; ``flags`` are SQLite's ``SQLITE_OPEN_*``, which say whether the file
+    is a main database, its WAL or its journal). Once per process; returns whether the
+    check is in force."""
     with _lock:
         if _installed:
             return bool(_installed[0])
@@ -143,7 +145,7 @@ def _checked_open(original: Callable[..., int], refuse: Refuse, probe: str) -> C
             if path == probe_name:
                 _see_probe(fd, probe)
                 return _SQLITE_OK
-            if not refuse(fd, path):
+            if not refuse(fd, path, flags):
                 return _SQLITE_OK
             _close(file)
             return _SQLITE_AUTH

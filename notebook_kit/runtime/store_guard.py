@@ -60,6 +60,7 @@ _STORE_CODE: frozenset[CodeType] = frozenset(
 _stores: list[tuple[str, int, int]] = []  # (real path, st_dev, st_ino) of each store
 _devices: set[int] = set()  # their devices: the cheap first test
 _O_PATH = getattr(os, "O_PATH", 0)
+_COMPANION_FLAGS = 0x00000800 | 0x00080000  # SQLITE_OPEN_MAIN_JOURNAL, SQLITE_OPEN_WAL
 _lock = threading.Lock()
 _state = {"installed": False, "strict": False, "sqlite": False}
 
@@ -107,8 +108,25 @@ def is_protected(status: os.stat_result) -> bool:
     return False
 
 
-def _refuse_sqlite_file(fd: int, name: bytes) -> bool:
-    return is_protected(os.fstat(fd)) and _refused_here(sys._getframe(1))
+def _refuse_sqlite_file(fd: int, name: bytes, flags: int) -> bool:
+    if not is_protected(os.fstat(fd)):
+        return False
+    if flags & _COMPANION_FLAGS and _is_store_main(name):
+        return False  # the WAL or journal of a connection whose store open was allowed
+    return _refused_here(sys._getframe(1))
+
+
+def _is_store_main(name: bytes) -> bool:
+    """Whether ``name`` is ``<database>-wal``/``-journal`` of a database that is a store."""
+    for suffix in (b"-wal", b"-journal"):
+        if name.endswith(suffix):
+            try:
+                status = os.stat(name[: -len(suffix)])
+            except OSError:
+                return False
+            identity = (status.st_dev, status.st_ino)
+            return any(identity == (dev, ino) for _, dev, ino in _stores)
+    return False
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
