@@ -36,12 +36,8 @@ def keys(conn, schema="main"):
     return str(conn.execute(f"SELECT stage, key FROM {schema}.api_keys").fetchall())
 
 
-def another_name(kind):
-    name = home + "/files/" + kind
-    if not os.path.lexists(name):
-        os.makedirs(home + "/files", exist_ok=True)
-        (os.symlink if kind == "symlink" else os.link)(store, name)
-    return name
+def another_name(kind):  # made beforehand by the test (making them is refused too)
+    return home + "/files/" + kind
 
 
 def server_fd():
@@ -82,6 +78,28 @@ try:
         res.body = "read " + opened(another_name(how))
     elif how == "proc-fd":
         res.body = "read " + opened(server_fd())
+    elif how == "dir-fd":  # a name relative to a directory descriptor
+        folder = os.open(home + "/files", os.O_RDONLY)
+        res.body = "read " + str(os.read(os.open("hardlink", os.O_RDONLY, dir_fd=folder), 100))
+    elif how == "truncate":
+        os.truncate(store, 0)
+        res.body = "read truncated"
+    elif how == "remove":
+        os.remove(store)
+        res.body = "read removed"
+    elif how == "rename":
+        os.rename(store, store + ".moved")
+        res.body = "read renamed"
+    elif how == "replace":
+        os.makedirs(home + "/files", exist_ok=True)
+        with open(home + "/files/decoy", "wb") as decoy:
+            decoy.write(b"decoy")
+        os.replace(home + "/files/decoy", store)
+        res.body = "read replaced"
+    elif how == "link":
+        os.makedirs(home + "/files", exist_ok=True)
+        os.link(store, home + "/files/another")
+        res.body = "read linked"
     elif how == "drop-locks":  # close a copy of each of the server's own descriptors
         dropped = []
         for fd in os.listdir("/proc/self/fd"):
@@ -136,7 +154,7 @@ def probe(server: ServerHandle, **params: str) -> str:
 
 # What the guard's refusals say: the audit hook, SQLite's open check, an absent attribute.
 REFUSALS = (
-    "actions may not open the workspace store",
+    "the workspace store (",
     "authorization denied",
     "unable to open database",
     "AttributeError: 'Database' object has no attribute",
@@ -233,14 +251,41 @@ def test_nothing_reachable_from_db_is_a_connection(workspace: Workspace) -> None
 # -- the store under another name -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("how", ["symlink", "hardlink", "proc-fd"])
+def other_names(home: Path) -> None:
+    """A symlink and a hard link to the store in the files folder, made outside the server."""
+    files = home / "files"
+    files.mkdir(mode=0o700, exist_ok=True)
+    os.symlink(home / "workspace.sqlite3", files / "symlink")
+    os.link(home / "workspace.sqlite3", files / "hardlink")
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink", "proc-fd", "dir-fd"])
 @pytest.mark.parametrize("kind", ["sqlite", "file"])
 def test_store_under_another_name_is_refused_and_the_server_keeps_its_hold(
     served: ServerProcess, how: str, kind: str
 ) -> None:
+    if how == "dir-fd" and kind == "sqlite":
+        pytest.skip("SQLite opens by path only")
+    other_names(served.home)
     for _ in range(3):  # open and close it again and again: the locks would be long gone
         assert_refused(probe(served, how=how, open=kind), served.home)
     assert_follows_rotations_and_deploys(served, served.home, rotations=5)
+
+
+@pytest.mark.parametrize("how", ["truncate", "remove", "rename", "replace", "link"])
+def test_store_cannot_be_truncated_removed_renamed_replaced_or_linked(
+    served: ServerProcess, how: str
+) -> None:
+    store = served.home / "workspace.sqlite3"
+    before = store.stat()
+    keys = Workspace(served.home).keys()
+    assert_refused(probe(served, how=how), served.home)
+    after = store.stat()
+    assert (after.st_ino, after.st_size, after.st_nlink) == (before.st_ino, before.st_size, 1)
+    workspace = Workspace(served.home)
+    assert workspace.keys() == keys
+    release(workspace)
+    assert_follows_rotations_and_deploys(served, served.home, rotations=2)
 
 
 def test_server_keeps_its_hold_after_an_action_dropped_its_locks(served: ServerProcess) -> None:

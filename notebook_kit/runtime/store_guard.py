@@ -8,9 +8,11 @@ locking mode is no answer: the CLI, notebooks and every server worker share the 
 
 ``protect_store(path, strict=...)`` installs, once per process:
 
-* an audit hook (PEP 578) on ``open`` (``open``, ``os.open``, ``io.open``, ``os.fdopen``)
-  and ``sqlite3.connect``: the target is resolved to its file identity (device and
-  inode; a descriptor is ``fstat``-ed, a ``file:`` URI parsed) and compared with the
+* an audit hook (PEP 578) on ``open`` (``open``, ``os.open``, ``io.open``, ``os.fdopen``),
+  ``sqlite3.connect``, ``os.truncate``, ``os.remove``, ``os.rename``/``os.replace`` and
+  ``os.link``: each file named is resolved to its identity (device and inode; a
+  descriptor is ``fstat``-ed, a ``file:`` URI parsed, a relative name also read against
+  every open directory, as a ``dir_fd`` may have been passed) and compared with the
   store's and its ``-wal``/``-shm``/``-journal``'s, so a symlink, a hard link or
   ``/proc/self/fd/N`` names the same store;
 * ``sqlite_open_check``: the same identity check on every file SQLite itself opens
@@ -31,6 +33,7 @@ guard in the process, not a sandbox (see docs/trust-model.md for what stays open
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -70,7 +73,7 @@ def protect_store(store_path: Path, *, strict: bool) -> None:
     own code (``strict``: a server process of its own) or from action code (a notebook
     kernel). Idempotent; once strict, a process stays strict."""
     real = os.path.realpath(store_path)
-    status = os.stat(real)
+    status = os.stat(real)  # the store exists: the workspace opened it
     with _lock:
         if all(entry[0] != real for entry in _stores):
             _stores.append((real, status.st_dev, status.st_ino))
@@ -129,38 +132,75 @@ def _is_store_main(name: bytes) -> bool:
     return False
 
 
+# The audited events that reach a file by name or descriptor: how many of their first
+# arguments are files, and whether a symlink there is followed (a removed or renamed
+# symlink is the link itself, not the store).
+_EVENTS = {
+    "open": (1, True),
+    "sqlite3.connect": (1, True),
+    "os.truncate": (1, True),
+    "os.link": (2, True),
+    "os.remove": (1, False),
+    "os.rename": (2, False),  # os.replace too; the second name would be replaced
+}
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event != "open" and event != "sqlite3.connect":
+    spec = _EVENTS.get(event)
+    if spec is None or not _stores:
         return
-    if not _stores:
-        return
-    if _O_PATH and len(args) > 2 and isinstance(args[2], int) and args[2] & _O_PATH:
+    if event == "open" and len(args) > 2 and isinstance(args[2], int) and args[2] & _O_PATH:
         return  # names a file, reads nothing, drops no lock; reopening it is checked
-    status = _identity(args[0] if args else None, event == "sqlite3.connect")
-    if status is None or not is_protected(status) or not _refused_here(sys._getframe(1)):
-        return
-    raise PermissionError(f"actions may not open the workspace store ({args[0]})")
+    count, follow = spec
+    sqlite = event == "sqlite3.connect"
+    for target in args[:count]:
+        if any(is_protected(status) for status in _named(target, sqlite, follow)):
+            if _refused_here(sys._getframe(1)):
+                verb = "open" if event in ("open", "sqlite3.connect") else event[3:]
+                raise PermissionError(f"actions may not {verb} the workspace store ({target})")
+            return
 
 
-def _identity(target: object, sqlite: bool) -> os.stat_result | None:
-    """The file ``target`` (a path, a descriptor, a ``file:`` URI) names now, if any."""
-    try:
-        if isinstance(target, int):
-            return os.fstat(target)
-        if isinstance(target, Path):
-            target = str(target)
-        elif isinstance(target, bytes):
-            target = os.fsdecode(target)
-        if not isinstance(target, str) or not target:
-            return None
-        if sqlite and target.startswith("file:"):
-            target = unquote(urlsplit(target).path)
-        if sqlite and target == ":memory:":
-            return None
-        status = os.stat(target)
-    except (OSError, ValueError):
-        return None
-    return status if stat.S_ISREG(status.st_mode) else None
+def _named(target: object, sqlite: bool, follow: bool) -> list[os.stat_result]:
+    """The files ``target`` (a path, a descriptor, a ``file:`` URI) may name now. A
+    relative path is also read against every open directory: the audit events do not
+    say which ``dir_fd`` a call passed."""
+    if isinstance(target, int):
+        with contextlib.suppress(OSError):
+            return [os.fstat(target)]
+        return []
+    if isinstance(target, Path):
+        target = str(target)
+    elif isinstance(target, bytes):
+        target = os.fsdecode(target)
+    if not isinstance(target, str) or not target:
+        return []
+    if sqlite and target.startswith("file:"):
+        target = unquote(urlsplit(target).path)
+    if sqlite and target == ":memory:":
+        return []
+    names = [target]
+    if not sqlite and not os.path.isabs(target):
+        names += [f"{folder}/{target}" for folder in _open_folders()]
+    found = []
+    for name in names:
+        with contextlib.suppress(OSError, ValueError):
+            status = os.stat(name) if follow else os.lstat(name)
+            if stat.S_ISREG(status.st_mode):
+                found.append(status)
+    return found
+
+
+def _open_folders() -> list[str]:
+    """``/proc/self/fd/N`` of each directory this process holds open (Linux)."""
+    folders = []
+    with contextlib.suppress(OSError):
+        for fd in os.listdir("/proc/self/fd"):
+            name = f"/proc/self/fd/{fd}"
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.stat(name).st_mode):
+                    folders.append(name)
+    return folders
 
 
 def _refused_here(frame: FrameType | None) -> bool:
