@@ -151,11 +151,14 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         return
     if event == "open" and len(args) > 2 and isinstance(args[2], int) and args[2] & _O_PATH:
         return  # names a file, reads nothing, drops no lock; reopening it is checked
+    frame = sys._getframe(1)
+    if not _state["strict"] and not _refused_here(frame):
+        return  # a kernel's own code: not even a stat
     count, follow = spec
     sqlite = event == "sqlite3.connect"
     for target in args[:count]:
         if any(is_protected(status) for status in _named(target, sqlite, follow)):
-            if _refused_here(sys._getframe(1)):
+            if _refused_here(frame):
                 verb = "open" if event in ("open", "sqlite3.connect") else event[3:]
                 raise PermissionError(f"actions may not {verb} the workspace store ({target})")
             return
