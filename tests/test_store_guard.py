@@ -346,3 +346,16 @@ def test_in_kernel_server_refuses_actions_only(sample_workspace: Workspace) -> N
     conn.execute("ATTACH DATABASE ? AS s", (str(store),))
     assert conn.execute("SELECT count(*) FROM s.api_keys").fetchone() == (2,)
     conn.close()
+
+
+# -- the production setup: two workers ------------------------------------------------------------
+
+
+def test_two_workers_refuse_the_store_and_keep_their_hold(sample_workspace: Workspace) -> None:
+    deploy_probe(sample_workspace)
+    release(sample_workspace)
+    with ServerProcess(sample_workspace.home, workers=2).start() as server:
+        for _ in range(4):  # the calls land on either worker
+            assert_refused(probe(server, how="attach"), server.home)
+            assert probe(server, how="drop-locks").startswith("dropped workspace.sqlite3")
+        assert_follows_rotations_and_deploys(server, server.home, rotations=5)
