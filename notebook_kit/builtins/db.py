@@ -19,6 +19,7 @@ pragmas: an action cannot reach the workspace store through ``db``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sqlite3
 import weakref
@@ -63,14 +64,15 @@ class Database:
     """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count.
 
     It holds no attribute that leads to its connections (``_PRIVATE`` keeps them, keyed
-    by the instance's id): an action cannot reach a connection to remove its authorizer.
+    by a number of the instance's own): an action cannot reach a connection to remove
+    its authorizer. (Not ``id(self)``: ``id()`` raises an audit event on every call.)
     """
 
-    __slots__ = ("__weakref__", "path")
+    __slots__ = ("__weakref__", "_key", "path")
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        key = id(self)
+        self._key = key = next(_KEYS)
         _PRIVATE[key] = ThreadConnections(
             self.path,
             timeout=5.0,
@@ -84,7 +86,7 @@ class Database:
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
-        threads = _PRIVATE[id(self)]
+        threads = _PRIVATE[self._key]
         try:
             conn = threads.local.conn or threads.connection()
             cursor = conn.execute(sql, params)
@@ -101,7 +103,7 @@ class Database:
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
-        threads = _PRIVATE[id(self)]
+        threads = _PRIVATE[self._key]
         try:
             conn = threads.local.conn or threads.connection()
             return conn.execute(sql, params).rowcount
@@ -111,7 +113,7 @@ class Database:
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement once per parameter set; returns the total row count."""
         try:
-            return _PRIVATE[id(self)].connection().executemany(sql, rows).rowcount
+            return _PRIVATE[self._key].connection().executemany(sql, rows).rowcount
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 
@@ -122,14 +124,15 @@ class Database:
 
     def close(self) -> None:
         """Close this thread's connection."""
-        _PRIVATE[id(self)].close()
+        _PRIVATE[self._key].close()
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"
 
 
-# Each Database's connections, by id(database): never an attribute of the Database.
+# Each Database's connections, by its key: never an attribute of the Database.
 _PRIVATE: dict[int, ThreadConnections] = {}
+_KEYS = itertools.count()
 
 
 class _DbTransaction:
@@ -142,11 +145,11 @@ class _DbTransaction:
         self._began = False
 
     def __enter__(self) -> Database:
-        self._began = _PRIVATE[id(self._db)].begin()
+        self._began = _PRIVATE[self._db._key].begin()
         return self._db
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        _PRIVATE[id(self._db)].end(self._began, failed=kind is not None)
+        _PRIVATE[self._db._key].end(self._began, failed=kind is not None)
 
 
 def open_database(url: str | None, default_path: str | Path) -> Any:
