@@ -71,7 +71,11 @@ def install_open_check(refuse: Refuse) -> bool:
     with _lock:
         if _installed:
             return bool(_installed[0])
-        active = _install(refuse)
+        try:
+            active = _install(refuse)
+        except (OSError, ValueError, TypeError, AttributeError):
+            active = False  # an unexpected SQLite build: the audit hook still guards
+            _checking[0] = False
         _installed.insert(0, active)
         return active
 
@@ -102,7 +106,7 @@ def _install(refuse: Refuse) -> bool:
         if (vfs.contents.zName or b"").startswith(b"unix"):
             originals.append(vfs.contents)
         vfs = ctypes.cast(vfs.contents.pNext, ctypes.POINTER(_Vfs))
-    probe_dir = tempfile.mkdtemp(prefix="nk-open-check-")
+    probe_dir = os.path.realpath(tempfile.mkdtemp(prefix="nk-open-check-"))  # as SQLite names it
     probe = os.path.join(probe_dir, "probe.sqlite3")
     for original in originals:
         shim = _Vfs.from_buffer_copy(original)

@@ -23,12 +23,14 @@ store should an action drop them by a route this guard cannot see (closing a cop
 one of the server's own descriptors).
 
 A match is refused unless the store's own opening code (``StoreConnection._open``,
-``store._create_private_file``, matched by code object, not by file name) is on the
-stack. In a server process of its own (``strict``) that is the whole rule: nothing else
-in that process has a reason to open the store, so an action cannot slip past it with a
-thread or a thread pool. In a notebook kernel (not strict) only code on a stack that
-holds an action's frame is refused: the notebook's own code keeps its access. It is a
-guard in the process, not a sandbox (see docs/trust-model.md for what stays open).
+``store._create_private_file``, the lock keeper's opener: matched by code object, not by
+file name) is on the stack, or SQLite opens the WAL or journal of a database that is the
+store (that connection's own open was checked). In a server process of its own
+(``strict``) that is the whole rule: nothing else in that process has a reason to open
+the store, so an action cannot slip past it with a thread or a thread pool. In a
+notebook kernel (not strict) only code on a stack that holds an action's frame is
+refused: the notebook's own code keeps its access. It is a guard in the process, not a
+sandbox (see docs/trust-model.md for what stays open).
 """
 
 from __future__ import annotations
