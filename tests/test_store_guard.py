@@ -181,7 +181,11 @@ def assert_follows_rotations_and_deploys(server: ServerHandle, home: Path, rotat
             listed = run_cli("keys", home=home, check=True).stdout.splitlines()
             key = next(line.split()[1] for line in listed if line.startswith("dev"))
             try:
-                wait_until(lambda k=key: client.get(secured, headers={"x-api-key": k}).is_success)
+                # following at all is the point here, not how fast (a loaded machine)
+                wait_until(
+                    lambda k=key: client.get(secured, headers={"x-api-key": k}).is_success,
+                    within=3,
+                )
                 followed += 1
             except AssertionError:
                 pass
@@ -192,7 +196,7 @@ def assert_follows_rotations_and_deploys(server: ServerHandle, home: Path, rotat
         workspace.deploy(APP, "dev")
         release(workspace)
         late = server.endpoint("dev", APP, "late")
-        wait_until(lambda: client.get(late).text == "late", within=2)
+        wait_until(lambda: client.get(late).text == "late", within=3)
 
 
 # -- a private connection: ATTACH, a file: URI, no authorizer ----------------------------------
