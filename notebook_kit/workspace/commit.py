@@ -17,6 +17,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from dulwich import porcelain
 from dulwich.errors import NotGitRepository
@@ -87,25 +88,27 @@ def _commit_tree(repo: Repo, prefix: str) -> tuple[bytes, bytes | None]:
     tree with the paths under ``prefix`` taken from the index, every other path as it was
     committed (whatever else is staged stays staged, out of this commit). Returns it
     with the last commit's tree (None before the first commit)."""
+    git: Any = repo  # dulwich's annotations vary between releases
     try:
-        head_tree: bytes | None = repo[repo.head()].tree
+        head_tree: bytes | None = git[git.head()].tree
     except KeyError:  # no commit yet
         head_tree = None
-    start = [] if head_tree is None else repo.object_store.iter_tree_contents(head_tree)
+    start = [] if head_tree is None else git.object_store.iter_tree_contents(head_tree)
     blobs = {e.path: (e.sha, e.mode) for e in start if not e.path.startswith(prefix.encode())}
-    for path, entry in repo.open_index().items():
+    for path, entry in git.open_index().items():
         if path.startswith(prefix.encode()):
             blobs[path] = (entry.sha, entry.mode)
-    tree = commit_tree(repo.object_store, [(p, sha, mode) for p, (sha, mode) in blobs.items()])
-    return tree, head_tree
+    tree = commit_tree(git.object_store, [(p, sha, mode) for p, (sha, mode) in blobs.items()])
+    return bytes(tree), head_tree
 
 
 def _do_commit(repo: Repo, tree: bytes, message: bytes, author: bytes, committer: bytes) -> bytes:
     """Commit ``tree`` on the current branch, hooks and all."""
+    git: Any = repo
     fields = {"message": message, "author": author, "committer": committer, "tree": tree}
-    if hasattr(repo, "get_worktree"):  # dulwich 0.23 moved commits to the worktree
-        return bytes(repo.get_worktree().commit(**fields))
-    return bytes(repo.do_commit(**fields))
+    if hasattr(git, "get_worktree"):  # dulwich 0.23 moved commits to the worktree
+        return bytes(git.get_worktree().commit(**fields))
+    return bytes(git.do_commit(**fields))
 
 
 def commit_application(
