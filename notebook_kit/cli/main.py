@@ -34,12 +34,23 @@ def _fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    subcommand_metavar="COMMAND [ARGS]...",
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False),
     default=None,
-    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit).",
+    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit). One named "
+    "here or in $NOTEBOOK_KIT_HOME must exist, unless --create is given.",
+)
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Make the workspace directory named by --home or $NOTEBOOK_KIT_HOME if it does "
+    "not exist (~/.notebook_kit is always made on first use).",
 )
 @click.option(
     "--store",
@@ -50,9 +61,13 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 )
 @click.version_option(package_name="notebook-kit")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None, store: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, create: bool, store: str | None) -> None:
     """Define, test and publish small REST APIs."""
-    ctx.obj = {"home": home, "store": store}
+    ctx.obj = {"home": home, "create": create, "store": store}
+    if ctx.invoked_subcommand is None:
+        # No command: the help as --help prints it, but exit 2 (nothing was done).
+        click.echo(ctx.get_help())
+        ctx.exit(2)
 
 
 @cli.command()
