@@ -114,13 +114,28 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
     type=click.IntRange(1, 64),
     help="Worker processes, each reading the same store.",
 )
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Run in the background: return once the server answers, printing its URL, "
+    "process ID and log file. 'notebook-kit stop' ends it.",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
+def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) -> None:
     """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
     from ..runtime.server import serve as run_server
 
     ws = workspace_of(ctx)
     shared = f" (store {ws.store.location})" if ws.store.url else ""
+    if detach:
+        from ..runtime.detached import start_detached
+
+        server = start_detached(ws.home, host, port, workers, ws.store.url or "")
+        click.echo(
+            f"notebook-kit serving {ws.home}{shared} at {server.url} in the background "
+            f"(pid {server.pid}, log {server.log}); 'notebook-kit stop' ends it"
+        )
+        return
     banner = (
         f"notebook-kit serving {ws.home}{shared} at http://{host}:{port} "
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
@@ -130,6 +145,18 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     # The URL (password and all) reaches the workers inside the factory, not on a command line.
     factory = partial(_app_for_home, str(ws.home), ws.store.url or "")
     run_server(factory, host, port, workers, on_ready=partial(_say, banner))
+
+
+@cli.command()
+@click.option("--port", default=None, type=click.IntRange(1, 65535), help="Only this one.")
+@click.pass_context
+def stop(ctx: click.Context, port: int | None) -> None:
+    """Stop the servers 'serve --detach' started for this workspace (they finish the calls
+    in flight first)."""
+    from ..runtime.detached import stop_detached
+
+    for server in stop_detached(workspace_of(ctx).home, port):
+        click.echo(f"stopped the server at {server.url} (pid {server.pid})")
 
 
 def _say(line: str) -> None:
