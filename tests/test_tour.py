@@ -69,6 +69,13 @@ def _stop_leftovers(workspace: Path) -> None:
             os.kill(json.loads(record.read_text())["pid"], signal.SIGKILL)
 
 
+def test_the_site_home_shows_the_tour_first_block() -> None:
+    """docs/index.md shows the tour's first block as tour.md has it (tested below)."""
+    first = re.search(r"^```bash\n.*?^```$", TOUR.read_text(), re.M | re.S)
+    assert first is not None
+    assert first.group(0) in (REPO / "docs" / "index.md").read_text()
+
+
 def test_the_tour_blocks_work_in_order_as_written(tmp_path: Path) -> None:
     if shutil.which("curl") is None:
         pytest.skip("the tour calls the server with curl (scripts/test.sh installs it)")
