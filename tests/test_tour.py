@@ -76,6 +76,14 @@ def test_the_site_home_shows_the_tour_first_block() -> None:
     assert first.group(0) in (REPO / "docs" / "index.md").read_text()
 
 
+def test_the_python_api_reference_shows_the_tour_python_block() -> None:
+    """docs/reference/api.md's example is the tour's Python block (tested below), so it
+    follows the command line's demo/hello without colliding with it."""
+    python = re.search(r"^```python\n.*?^```$", TOUR.read_text(), re.M | re.S)
+    assert python is not None and 'ws.create("demo", "greet"' in python.group(0)
+    assert python.group(0) in (REPO / "docs" / "reference" / "api.md").read_text()
+
+
 def test_the_tour_blocks_work_in_order_as_written(tmp_path: Path) -> None:
     if shutil.which("curl") is None:
         pytest.skip("the tour calls the server with curl (scripts/test.sh installs it)")
