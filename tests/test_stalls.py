@@ -151,14 +151,14 @@ STALLED_CALL = 0.5
 def stalls(baseline: list[float], latencies: list[float], slowdown: float) -> list[str]:
     """What says the server stalled while an action blocked: too few calls answered, one
     call held up for most of a time limit, or calls ``slowdown`` times slower (median)
-    than the ``baseline`` measured on the same server with nothing blocking (plus 10 ms,
+    than the ``baseline`` measured on the same server with nothing blocking (plus 20 ms,
     so that a fast machine's sub-millisecond baseline does not make noise a failure)."""
     found = []
-    if len(latencies) < 20:
+    if len(latencies) < 5:  # 0.8 s of calls: dozens unblocked, 1 behind a stall
         found.append(f"only {len(latencies)} calls answered")
     if latencies and max(latencies) >= STALLED_CALL:
         found.append(f"a call took {max(latencies):.3f} s")
-    if latencies and median(latencies) > slowdown * median(baseline) + 0.01:
+    if latencies and median(latencies) > slowdown * median(baseline) + 0.02:
         found.append(f"median {median(latencies):.4f} s vs {median(baseline):.4f} s unblocked")
     return found
 
