@@ -103,6 +103,8 @@ def start_detached(
             process.terminate()
             raise ServerError(f"notebook-kit serve did not answer on {url} within {timeout:g} s")
         time.sleep(0.05)
+    if process.poll() is not None:  # what answered was another server, taking the port
+        raise ServerError(f"notebook-kit serve exited: {_last_line(log)}")
     record = _record(home, port)
     record.write_text(json.dumps({"pid": process.pid, "url": url, "log": str(log)}) + "\n")
     return Detached(url, process.pid, log, record)
