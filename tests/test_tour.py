@@ -76,6 +76,13 @@ def test_the_site_home_shows_the_tour_first_block() -> None:
     assert first.group(0) in (REPO / "docs" / "index.md").read_text()
 
 
+def test_the_readme_shows_the_tour_first_block() -> None:
+    """The README's tour is the tour's first block as tour.md has it (tested below)."""
+    first = re.search(r"^```bash\n.*?^```$", TOUR.read_text(), re.M | re.S)
+    assert first is not None
+    assert first.group(0) in (REPO / "README.md").read_text()
+
+
 def test_the_python_api_reference_shows_the_tour_python_block() -> None:
     """docs/reference/api.md's example is the tour's Python block (tested below), so it
     follows the command line's demo/hello without colliding with it."""
