@@ -29,6 +29,8 @@ def nodes(
     """Revision 0 live on prod, two nodes serving it, and the CLI's home."""
     monkeypatch.setenv("NOTEBOOK_KIT_STORE", fresh_database)
     homes = [tmp_path / "cli", tmp_path / "node1", tmp_path / "node2"]
+    for home in homes:
+        home.mkdir()
     action = tmp_path / "rev.py"
     action.write_text('res.body = {"rev": const.REV}\n')
     create = ["create", APP, "rev", "--label", "Revision", "--method", "get", "--no-auth"]

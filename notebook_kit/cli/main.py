@@ -36,12 +36,23 @@ def _fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    subcommand_metavar="COMMAND [ARGS]...",
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False),
     default=None,
-    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit).",
+    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit). One named "
+    "here or in $NOTEBOOK_KIT_HOME must exist, unless --create is given.",
+)
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Make the workspace directory named by --home or $NOTEBOOK_KIT_HOME if it does "
+    "not exist (~/.notebook_kit is always made on first use).",
 )
 @click.option(
     "--store",
@@ -52,9 +63,13 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 )
 @click.version_option(package_name="notebook-kit")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None, store: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, create: bool, store: str | None) -> None:
     """Define, test and publish small REST APIs."""
-    ctx.obj = {"home": home, "store": store}
+    ctx.obj = {"home": home, "create": create, "store": store}
+    if ctx.invoked_subcommand is None:
+        # No command: the help as --help prints it, but exit 2 (nothing was done).
+        click.echo(ctx.get_help())
+        ctx.exit(2)
 
 
 @cli.command()
@@ -101,13 +116,28 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
     type=click.IntRange(1, 64),
     help="Worker processes, each reading the same store.",
 )
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Run in the background: return once the server answers, printing its URL, "
+    "process ID and log file. 'notebook-kit stop' ends it.",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
+def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) -> None:
     """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
     from ..runtime.server import serve as run_server
 
     ws = workspace_of(ctx)
     shared = f" (store {ws.store.location})" if ws.store.url else ""
+    if detach:
+        from ..runtime.detached import start_detached
+
+        server = start_detached(ws.home, host, port, workers, ws.store.url or "")
+        click.echo(
+            f"notebook-kit serving {ws.home}{shared} at {server.url} in the background "
+            f"(pid {server.pid}, log {server.log}); 'notebook-kit stop' ends it"
+        )
+        return
     banner = (
         f"notebook-kit serving {ws.home}{shared} at http://{host}:{port} "
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
@@ -117,6 +147,18 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     # The URL (password and all) reaches the workers inside the factory, not on a command line.
     factory = partial(_app_for_home, str(ws.home), ws.store.url or "")
     run_server(factory, host, port, workers, on_ready=partial(_say, banner))
+
+
+@cli.command()
+@click.option("--port", default=None, type=click.IntRange(1, 65535), help="Only this one.")
+@click.pass_context
+def stop(ctx: click.Context, port: int | None) -> None:
+    """Stop the servers 'serve --detach' started for this workspace (they finish the calls
+    in flight first)."""
+    from ..runtime.detached import stop_detached
+
+    for server in stop_detached(workspace_of(ctx).home, port):
+        click.echo(f"stopped the server at {server.url} (pid {server.pid})")
 
 
 def _say(line: str) -> None:

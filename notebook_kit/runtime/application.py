@@ -20,6 +20,7 @@ from sanic.response import HTTPResponse
 from ..builtins.presign import use_serving_request
 from .app import Runtime
 from .builder import freeze_heap
+from .children import guard_children, stop_children
 from .connections import apply_connection_settings, stop_keeping_alive
 from .graceful import stop_once_on_signal
 from .http_guard import GuardedRequest, timeout_status
@@ -60,7 +61,9 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     """
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
     if workspace.store.path is not None:
-        protect_store(workspace.store.path)  # actions may not open the store's files
+        # Only the store's code opens its files: in a server process of its own, anything
+        # else is refused; in a notebook kernel, action code is.
+        protect_store(workspace.store.path, strict=touchup)
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))
@@ -105,6 +108,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         runtime.refresh()
         if touchup:  # a server process of its own
             freeze_heap()
+            guard_children()  # what actions fork or spawn ends with it, holds no port
         shared = getattr(app.shared_ctx, "nk_sync", None)
         if shared is not None:
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
@@ -143,6 +147,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     @app.after_server_stop
     async def _stopped(app: Sanic) -> None:
         flush_quietly(runtime.flush_log)  # the calls that were still in flight at the stop
+        if touchup:
+            stop_children()
         runtime.relay.close()
 
     return app

@@ -180,24 +180,30 @@ class Relay:
         self.calls += 1
         if self.sleeping:
             self._wake_sysmon()
-        lane.job = Job(None, fn, args, limit, pace)
+        lane.job = job = Job(None, fn, args, limit, pace)
         pace.calls += 1
         if pace.calls % SAMPLE_EVERY:
             try:
                 return fn(*args)
             finally:
-                self.end_inline()
+                lane.job = None
+                if job.timed_out_at or lane.resources:
+                    self.end_inline()
         started = perf_counter()  # a sampled call: timed
         try:
             return fn(*args)
         finally:
-            self.end_inline()
+            lane.job = None
+            if job.timed_out_at or lane.resources:
+                self.end_inline()
             if perf_counter() - started > INLINE_MAX:
                 pace.demote()
 
     def end_inline(self) -> None:
         """No poke reaches the loop thread after this returns (a stop landing in here is
-        the one it clears: retried, never escapes)."""
+        the one it clears: retried, never escapes). An inline call that was never timed
+        out needs none of it: sysmon pokes only a job whose ``timed_out_at`` it has set,
+        and only while it is the lane's job, so clearing ``lane.job`` first suffices."""
         lane = self.loop_lane
         while True:
             try:

@@ -288,7 +288,9 @@ class ServerProcess(ServerHandle):
         if self.running:
             return self
         _bind(self.host, self.port).close()  # the readiness check must not find another server
-        command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "serve"]
+        # --create: as ``Workspace(home)`` does, the Python caller's home is made if missing
+        command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "--create"]
+        command += ["serve"]
         command += ["--host", self.host, "--port", str(self.port), "--workers", str(self.workers)]
         env = None if self.store is None else {**os.environ, "NOTEBOOK_KIT_STORE": self.store}
         with self.log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block
