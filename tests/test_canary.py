@@ -13,7 +13,13 @@ import httpx
 import pytest
 from polling import wait_until
 
-from notebook_kit.domain.canary import Canary, caller_bucket, should_roll_back, side_stats
+from notebook_kit.domain.canary import (
+    Canary,
+    caller_bucket,
+    caller_identity,
+    should_roll_back,
+    side_stats,
+)
 from notebook_kit.errors import ExampleFailedError, NotFoundError, ValidationError
 from notebook_kit.runtime.app import Runtime
 from notebook_kit.runtime.server import BackgroundServer
@@ -262,19 +268,21 @@ def _canary_live(ws: Workspace, client: httpx.Client, rev: int) -> None:
     wait_until(lambda: _rev(client, header) == rev)
 
 
-def test_callers_split_by_the_hash_of_their_key_and_stay(served: tuple[Workspace, httpx.Client]):
+def test_callers_split_by_the_hash_of_their_key_and_address_and_stay(
+    served: tuple[Workspace, httpx.Client],
+):
     ws, client = served
     _revision(ws, 2)
     ws.deploy(APP, "prod", canary=30)
     _canary_live(ws, client, 2)
     sides = {caller: _rev(client, {"x-api-key": caller}) for caller in CALLERS}
-    expected = {c: 2 if caller_bucket(c) < 30 else 1 for c in CALLERS}
+    expected = {c: 2 if caller_bucket(caller_identity(c, "127.0.0.1")) < 30 else 1 for c in CALLERS}
     assert sides == expected
     assert 40 <= list(sides.values()).count(2) <= 80  # about 30 % of 200
     for caller in CALLERS[:40]:  # a caller stays on its side
         assert _rev(client, {"x-api-key": caller}) == expected[caller]
     # no key: the client address is the caller
-    assert _rev(client) == (2 if caller_bucket("127.0.0.1") < 30 else 1)
+    assert _rev(client) == (2 if caller_bucket(caller_identity(None, "127.0.0.1")) < 30 else 1)
     # dev is not split
     assert client.get(f"/dev/{APP}/side").json() == {"rev": 1}
 
@@ -287,8 +295,8 @@ def test_the_header_reaches_either_side_and_the_log_names_who_answered(
     _revision(ws, 2)
     canary = ws.deploy(APP, "prod", canary=5).id
     _canary_live(ws, client, 2)
-    on_live = next(c for c in CALLERS if caller_bucket(c) >= 5)
-    on_canary = next(c for c in CALLERS if caller_bucket(c) < 5)
+    on_live = next(c for c in CALLERS if caller_bucket(caller_identity(c, "127.0.0.1")) >= 5)
+    on_canary = next(c for c in CALLERS if caller_bucket(caller_identity(c, "127.0.0.1")) < 5)
     calls = [
         ({"x-api-key": on_live}, 1, live),
         ({"x-api-key": on_canary}, 2, canary),

@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from polling import stays, wait_until
 
-from notebook_kit.domain.canary import caller_bucket
+from notebook_kit.domain.canary import caller_bucket, caller_identity
 from notebook_kit.runtime.server import ServerProcess
 
 APP = "nodes"
@@ -68,7 +68,9 @@ def test_both_nodes_split_the_same_way_and_the_end_reaches_both(
     run_cli("edit", APP, "rev", "--const", "REV:Integer=1", home=cli_home, check=True)
     started = run_cli("deploy", APP, "--stage", "prod", "--canary", str(PERCENT), home=cli_home)
     assert started.returncode == 0 and "as a canary" in started.stdout, started.stderr
-    expected = {c: 1 if caller_bucket(c) < PERCENT else 0 for c in CALLERS}
+    expected = {
+        c: 1 if caller_bucket(caller_identity(c, "127.0.0.1")) < PERCENT else 0 for c in CALLERS
+    }
     assert 0 < sum(expected.values()) < len(CALLERS)  # both sides have callers
     wait_until(lambda: all(_sides(c) == expected for c in clients), within=2.0)
     stays(lambda: all(_sides(c) == expected for c in clients), 0.5)  # and it holds

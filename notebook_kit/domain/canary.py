@@ -30,6 +30,7 @@ __all__ = [
     "Canary",
     "SideStats",
     "caller_bucket",
+    "caller_identity",
     "should_roll_back",
     "side_stats",
     "validate_percent",
@@ -38,6 +39,13 @@ __all__ = [
 
 #: The request header that picks a side by deployment ID (header names are case-blind).
 DEPLOYMENT_HEADER = "x-notebook-kit-deployment"
+
+
+def caller_identity(key: str | None, address: str) -> str:
+    """Who a call comes from, for the split: its ``x-api-key`` together with its client
+    address, or the address alone. Not the key alone: a stage has one key, so every
+    keyed caller would share one bucket and a split would be all or nothing."""
+    return f"{key}@{address}" if key else address
 
 
 def caller_bucket(identity: str) -> int:

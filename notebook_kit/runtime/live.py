@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..domain.actions import CompiledAction
-from ..domain.canary import DEPLOYMENT_HEADER, caller_bucket
+from ..domain.canary import DEPLOYMENT_HEADER, caller_bucket, caller_identity
 from ..domain.models import Application, Definition
 from ..domain.routing import Match, RouteTable
 from .limits import RateLimiter
@@ -107,7 +107,7 @@ class StageTable:
                 return split.table
             if asked == split.live_text:
                 return self
-        identity = headers.get("x-api-key") or request.ip
+        identity = caller_identity(headers.get("x-api-key"), request.ip)
         return split.table if caller_bucket(identity) < split.percent else self
 
 
