@@ -377,6 +377,7 @@ def test_deployment_to_dict_has_plain_values() -> None:
         "deployed_at": "2024-01-01T00:00:00.000Z",
         "host": "host",
         "active": True,
+        "description": "",
     }
 
 

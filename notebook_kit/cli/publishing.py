@@ -25,13 +25,20 @@ def _base_url_option(text: str) -> Callable[[F], F]:
 @click.command()
 @click.argument("app")
 @click.option("--stage", required=True, type=STAGES)
+@click.option(
+    "--description",
+    "-m",
+    default="",
+    help="What this deploy is for (one line, kept in the deployment history).",
+)
 @_base_url_option("Base URL used to print the endpoint URLs.")
 @click.pass_context
-def deploy(ctx: click.Context, app: str, stage: str, base_url: str) -> None:
+def deploy(ctx: click.Context, app: str, stage: str, description: str, base_url: str) -> None:
     """Publish APP's saved definitions to a stage."""
     ws = workspace_of(ctx)
-    deployment = ws.deploy(app, stage)
-    click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
+    deployment = ws.deploy(app, stage, description)
+    said = f": {deployment.description}" if deployment.description else ""
+    click.echo(f"deployed {app} to {stage} (deployment {deployment.id}){said}")
     for d in ws.definitions(app):
         click.echo(f"  {d.method:<7} {endpoint_url(base_url, stage, app, d.resource)}")
 
@@ -75,7 +82,7 @@ def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
     else:
-        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active"])
+        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active", "description"])
 
 
 @click.command()

@@ -58,4 +58,5 @@ def deployment_from_row(row: Any) -> Deployment:
         row["deployed_at"],
         row["host"],
         bool(row["active"]),
+        row["description"],
     )

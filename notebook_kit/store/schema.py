@@ -105,6 +105,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE deployments ADD COLUMN versions TEXT NOT NULL DEFAULT '';
     """,
     content_address_deployments,
+    # A deployment's description: what the person deploying said it was for ('' if
+    # nothing). Its own column, apart from any other record kept about a deploy.
+    """
+    ALTER TABLE deployments ADD COLUMN description TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 

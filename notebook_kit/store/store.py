@@ -241,12 +241,13 @@ class Store:
         host: str,
         snapshot: dict[str, Any],
         versions: Sequence[tuple[str, str]] | None = None,
+        description: str = "",
     ) -> int:
         """Record a deployment of ``snapshot`` (its definitions stored content-addressed;
         ``versions``: their (hash, canonical text) pairs, when the caller has them)."""
         if versions is None:
             versions = [version_of(d) for d in snapshot["definitions"]]
-        return self.snapshots.add(app_id, stage, host, snapshot, versions)
+        return self.snapshots.add(app_id, stage, host, snapshot, versions, description)
 
     def prune_deployments(self, app_id: str, stage: Stage, keep: int) -> int:
         """Keep the newest ``keep`` deployments of ``app_id`` on ``stage`` and the live one
@@ -269,7 +270,7 @@ class Store:
 
     def list_deployments(self, app_id: str | None = None) -> list[Deployment]:
         sql = (
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id"
         )
@@ -282,7 +283,7 @@ class Store:
     def deployment_record(self, deployment_id: int) -> Deployment | None:
         """One deployment's record, without its snapshot."""
         row = self._db.execute(
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -291,7 +292,8 @@ class Store:
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._db.execute(
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.snapshot, d.versions, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.description, d.snapshot, "
+            "d.versions, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..domain import exchange, routing
 from ..domain.actions import compile_action
-from ..domain.models import Application, Definition, Deployment, Stage
+from ..domain.models import Application, Definition, Deployment, Stage, validate_description
 from ..errors import NotFoundError, QuotaExceededError, ValidationError
 from ..store.snapshots import version_of
 from ..store.store import Store
@@ -69,9 +69,10 @@ class Publisher:
         self._kept: Callable[[], int] = lambda: setting("deployments_kept")
         self._action_env = action_env
 
-    def deploy(self, record: Application, stage: Stage) -> Deployment:
+    def deploy(self, record: Application, stage: Stage, description: str = "") -> Deployment:
         """Validate the saved definitions of ``record`` and serve a snapshot of them on
-        ``stage``: exactly what is saved when the deploy commits.
+        ``stage``: exactly what is saved when the deploy commits. ``description`` (one
+        line, optional) is kept with the deployment.
 
         The bulk of the work (reading, routes, compiling) happens before the write lock;
         inside it the saved definitions are read again and compared, and whatever changed
@@ -81,6 +82,7 @@ class Publisher:
         not compiled again (see docs/deployments.md for what that assumes).
         """
         app = record.id
+        description = validate_description(description)
         rows: dict[tuple[Any, ...], Definition] = {}
         read = self.store.list_definitions(app, rows)
         versions = self._validate(app, read, {})
@@ -97,6 +99,7 @@ class Publisher:
                 socket.gethostname(),
                 exchange.to_document(record, []),
                 [versions[id(d)] for d in definitions],
+                description,
             )
             self.store.set_live(stage, app, deployment_id)
             self.store.prune_deployments(app, stage, self._kept())

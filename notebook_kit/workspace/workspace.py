@@ -1,13 +1,11 @@
 """``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
 
-Every rule lives here or below: validation, deploy snapshots, resource counts, keys,
-import/export. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding the store (its
-``workspace.sqlite3``, or a shared PostgreSQL one) and ``environment.sqlite3``.
+Every rule lives here or below. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding
+the store (its ``workspace.sqlite3``, or a shared PostgreSQL one) and ``environment.sqlite3``.
 
-The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) are one-line
-delegations to the faces that own them (``notebook/``), imported on first use. The faces
-never import this module at run time, so the delegation points one way and draws no
-import circle; ``Workspace`` holds no view or server code itself.
+The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) delegate to the
+faces that own them (``notebook/``), imported on first use; the faces never import this
+module at run time, so no import circle: ``Workspace`` holds no view or server code.
 """
 
 from __future__ import annotations
@@ -134,16 +132,17 @@ class Workspace:
             raise NotFoundError(f"no definition {api_id!r} in application {app!r}")
         return found
 
-    def definitions(self, app: str | None = None, label: str | None = None) -> list[Definition]:
-        """Definitions, optionally of one application and whose label contains ``label``
-        (case-insensitive)."""
+    def definitions(
+        self, app: str | None = None, label: str | None = None, search: str | None = None
+    ) -> list[Definition]:
+        """Definitions (of ``app``) whose label has ``label`` and whose label, API ID or path has
+        ``search`` (case-insensitive)."""
         if app is not None:
             self.application(app)
         found = self.store.list_definitions(app)
         if label:
-            needle = label.casefold()
-            found = [d for d in found if needle in d.label.casefold()]
-        return found
+            found = [d for d in found if label.casefold() in d.label.casefold()]
+        return [d for d in found if d.matches(search)] if search else found
 
     def create(
         self,
@@ -246,16 +245,16 @@ class Workspace:
 
     def endpoint_urls(self, app: str, api_id: str, base_url: str) -> dict[str, str]:
         """The debug and release endpoint URLs of a definition."""
-        d = self.get(app, api_id)
-        return {str(s): endpoint_url(base_url, s, app, d.resource) for s in Stage}
+        resource = self.get(app, api_id).resource
+        return {str(s): endpoint_url(base_url, s, app, resource) for s in Stage}
 
     # -- deploy, undeploy, rollback ----------------------------------------------------
 
-    def deploy(self, app: str, stage: Stage | str) -> Deployment:
-        """Validate the whole application and publish a snapshot of it to ``stage``."""
+    def deploy(self, app: str, stage: Stage | str, description: str = "") -> Deployment:
+        """Validate the whole application and publish a snapshot of it to ``stage``;
+        ``description`` (one line, optional) is kept with the deployment."""
         stage = Stage.parse(stage)
-        record = self.application(app)
-        return self._publisher.deploy(record, stage)
+        return self._publisher.deploy(self.application(app), stage, description)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         self._publisher.undeploy(app, Stage.parse(stage))
@@ -269,6 +268,7 @@ class Workspace:
         return stage_diff(self._publisher, self.application(app).id, Stage.parse(stage))
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
+        """The deployment history (oldest first), each with its description."""
         return self.store.list_deployments(app)
 
     def live(self, stage: Stage | str) -> dict[str, list[Definition]]:
