@@ -18,7 +18,7 @@ Shell: layout, list and state
     nk-studio               the whole studio (HBox of the sidebar and the tabs)
     nk-sidebar              the left pane: application bar, search, New, the list
     nk-tabs                 the right pane (Tab): Edit, Test, Deploy, Logs, Resources, Server
-    nk-search               label search box (Text, filters the list live)
+    nk-search               search box (Text, filters the list live by label, path or ID)
     nk-new                  "New definition" button (asks first if the form is unsaved)
     nk-discard-ask          Confirm: discard unsaved edits (before New, another row or
                             another application); Cancel keeps the edits

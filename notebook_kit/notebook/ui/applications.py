@@ -165,8 +165,8 @@ class ApplicationBar(widgets.VBox):
             self.new_id.value = self.new_label.value = ""
             self.new_toggle.value = False  # done: fold the fields away again
             self.refresh()
+            self._switch_to(record.id)  # first: the studio moves there, then it is said
             self.status.ok(f"Created application {record.id} ({record.label})")
-            self._switch_to(record.id)
 
     def _on_rename_click(self, _button: widgets.Button) -> None:
         with self.status.working(self.rename):
@@ -192,5 +192,5 @@ class ApplicationBar(widgets.VBox):
         undeployed = (
             f"; undeployed from {' and '.join(impact.live_stages)}" if impact.live_stages else ""
         )
-        self.status.ok(f"Deleted application {app} ({impact.definitions} definitions{undeployed})")
         self.refresh()  # the current one is gone: asks to move to the first remaining one
+        self.status.ok(f"Deleted application {app} ({impact.definitions} definitions{undeployed})")

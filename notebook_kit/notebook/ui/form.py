@@ -202,9 +202,12 @@ class DefinitionForm(widgets.VBox):
         return self._snapshot() != self._baseline
 
     def _update_marker(self) -> None:
-        self.unsaved.value = (
-            '<span style="color:#9a6700">● unsaved changes</span>' if self.dirty else ""
-        )
+        """Show the unsaved marker while the fields differ from the saved definition; an
+        edit makes Save's last word ("Saved at ...", a refusal) out of date, so it goes."""
+        dirty = self.dirty
+        self.unsaved.value = '<span style="color:#9a6700">● unsaved changes</span>' if dirty else ""
+        if dirty:
+            self.save_status.clear()
 
     def _mark_clean(self) -> None:
         self._baseline = self._snapshot()
@@ -339,9 +342,9 @@ class DefinitionForm(widgets.VBox):
             except ValidationError as exc:
                 self.show_error(exc)
                 raise
-            self.save_status.ok(f"Saved {saved.app} / {saved.id} at {saved.updated_at[11:19]} UTC")
-            if self.on_saved is not None:
+            if self.on_saved is not None:  # first: the studio shows the saved one
                 self.on_saved(saved)
+            self.save_status.ok(f"Saved {saved.app} / {saved.id} at {saved.updated_at[11:19]} UTC")
 
     def submit(self) -> Definition:
         """Create or edit the definition from the fields; the core refuses or saves it whole."""

@@ -57,7 +57,7 @@ class LogsPanel(widgets.VBox):
         self.refresh_button = widgets.Button(
             description="Refresh", icon="refresh", layout=widgets.Layout(width="auto")
         )
-        self.status = Status("nk-logs-feedback")
+        self.status = Status("nk-logs-feedback", view=True)  # says what the panel shows
         self.empty = widgets.HTML(f'<p class="nk-logs-empty">{html.escape(EMPTY_TEXT)}</p>')
         self.rate_chart = widgets.HTML()
         self.latency_chart = widgets.HTML()
