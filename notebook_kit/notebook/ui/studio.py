@@ -29,14 +29,15 @@ from .manage import ManagePanel
 from .refresh import StorePoller
 from .resources import ResourcesPanel
 from .server_panel import ServerPanel
-from .sync import SAVE_FIELDS, FrontEndSync
 from .style import STUDIO_STYLE
+from .sync import SAVE_FIELDS, FrontEndSync
 from .tester import TestPanel
 
 __all__ = ["TAB_TITLES", "Studio"]
 
 TAB_TITLES = ("Edit", "Test", "Deploy", "Logs", "Resources", "Server")
 _LOGS_TAB = TAB_TITLES.index("Logs")
+
 
 class Studio(widgets.HBox):
     """Pick an application, then list, create, edit, test, deploy and manage its definitions.
@@ -86,7 +87,10 @@ class Studio(widgets.HBox):
             workspace, base_url=self.server_panel.base_url, draft=self.form.draft
         )
         self.deploy = DeployPanel(
-            workspace, base_url=self.server_panel.base_url, on_deployed=self._on_deployed
+            workspace,
+            base_url=self.server_panel.base_url,
+            on_deployed=self._on_deployed,
+            path_parameters=self.tester.path_parameters,  # the curl line fills them in
         )
         self.logs = LogsPanel(workspace)
         self.resources = ResourcesPanel(workspace)
@@ -374,4 +378,7 @@ class Studio(widgets.HBox):
                     self.deploy.load(self.app, self.current)
                 else:
                     self._panels[index].refresh()  # type: ignore[index, attr-defined]
+        elif self._panels[index] is self.deploy:  # type: ignore[index]
+            with self._lock:
+                self.deploy.show_urls()  # the Test tab's path parameters may have changed
         self.logs.set_active(index == _LOGS_TAB)
