@@ -182,3 +182,38 @@ def test_every_button_editor_and_the_list_wait_for_the_front_end(studio: Studio)
 def test_search_finds_by_label_path_or_id(studio: Studio, search: str, expected: set) -> None:
     studio.search.value = search
     assert set(studio.definitions.ids) == expected
+
+
+# -- compile errors ------------------------------------------------------------------------
+
+
+def test_a_compile_error_is_written_under_its_editor_as_typed(studio: Studio) -> None:
+    studio.definitions.pick("employee")
+    studio.form.action.value = "x = 1\nres.body = (\n"
+    under = studio.form.errors["action"].value
+    assert "line 2" in under and "action" in under  # not only the marker's tooltip
+    assert studio.form.action.error_line == 2
+    studio.form.functions.value = "def f(:\n  pass"
+    assert "line 1" in studio.form.errors["functions"].value
+    studio.form.action.value = "res.body = 1"
+    studio.form.functions.value = ""
+    assert studio.form.errors["action"].value == studio.form.errors["functions"].value == ""
+
+
+def test_an_empty_workspace_leads_with_creating_an_application(workspace: Workspace) -> None:
+    studio = Studio(workspace, poll_interval=None)
+    try:
+        bar = studio.app_bar
+        visible = [c for c in bar.children if c.layout.display != "none" and c is not bar.status]
+        assert visible[0] is bar.welcome and "create an application" in bar.welcome.value
+        assert bar.new_box in visible and bar.new_box.layout.display is None
+        assert bar.picker not in visible and bar.actions_row not in visible
+        assert "Create an application first" in studio.form.title.value
+        bar.new_id.value = "shop"
+        bar.create.click()
+        assert studio.app == "shop"
+        assert bar.welcome.layout.display == "none"
+        assert bar.picker.layout.display is None and bar.new_box.layout.display == "none"
+        assert studio.form.title.value == "<h4>New definition in shop</h4>"
+    finally:
+        studio.close()

@@ -76,11 +76,21 @@ class ApplicationBar(widgets.VBox):
         self.new_toggle.observe(self._on_new_toggle_value, names="value")
         row = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
         self.delete_ask.layout.flex_flow = "row wrap"  # the bar sits in a narrow sidebar
+        # An empty workspace leads with creating an application: this first, the rest hidden.
+        self.welcome = widgets.HTML(
+            "<b>Start here: create an application</b><br>"
+            "<span>An application groups definitions under one URL prefix: give it an ID "
+            "(letters, digits, - and _), then add its definitions.</span>"
+        )
+        self.welcome.add_class("nk-app-welcome")
+        self.label_row = widgets.HBox([self.label, self.rename], layout=row)
+        self.actions_row = widgets.HBox([self.new_toggle, self.delete], layout=row)
         super().__init__(
             [
+                self.welcome,
                 self.picker,
-                widgets.HBox([self.label, self.rename], layout=row),
-                widgets.HBox([self.new_toggle, self.delete], layout=row),
+                self.label_row,
+                self.actions_row,
                 self.delete_ask,
                 self.new_box,
                 self.status,
@@ -101,6 +111,7 @@ class ApplicationBar(widgets.VBox):
         gone = bool(self.app) and self.app not in apps
         self._set_picker(apps, None if gone else self.app or None)
         self._show_label()
+        self._show_first_screen(not apps)
         if gone:
             self._switch_to(apps[0] if apps else "")
         return apps
@@ -132,6 +143,15 @@ class ApplicationBar(widgets.VBox):
             self.label.value = self.workspace.application(self.app).label
         except NotebookKitError:  # gone meanwhile: the next refresh shows it
             self.label.value = ""
+
+    def _show_first_screen(self, empty: bool) -> None:
+        """With no application, only the welcome and the new application's fields show
+        (the create row first); with one, the picker and its actions."""
+        self.welcome.layout.display = None if empty else "none"
+        for part in (self.picker, self.label_row, self.actions_row):
+            part.layout.display = "none" if empty else None
+        if empty and not self.new_toggle.value:
+            self.new_toggle.value = True  # shows the fields
 
     def _show_new_fields(self) -> None:
         self.new_box.layout.display = None if self.new_toggle.value else "none"

@@ -227,7 +227,10 @@ class DefinitionForm(widgets.VBox):
         """Empty the form for a new definition in ``app``."""
         self.editing = None
         self.title.value = (
-            f"<h4>New definition{' in ' + html.escape(self.app) if self.app else ''}</h4>"
+            f"<h4>New definition in {html.escape(self.app)}</h4>"
+            if self.app
+            else "<h4>New definition</h4><i class='nk-form-no-app'>Create an application "
+            "first (on the left): a definition belongs to one.</i>"
         )
         self.id.value = self.label.value = self.resource.value = ""
         self.content_type.value = self.action.value = self.functions.value = ""
@@ -284,13 +287,16 @@ class DefinitionForm(widgets.VBox):
         editor.error_line = exc.line or 0
 
     def check_sources(self) -> bool:
-        """Compile the action and functions (the core's check); mark an error's line."""
+        """Compile the action and functions (the core's check); mark an error's line and
+        write its message under the editor (not only in the marker's tooltip)."""
         for editor in (self.action, self.functions):
             editor.error_line, editor.error_message = 0, ""
+        for field in ("action", "functions"):
+            self.errors[field].value = ""
         try:
             self.workspace.check_sources(self.action.value, self.functions.value)
         except ActionSyntaxError as exc:
-            self._mark_line(exc)
+            self.show_error(exc)
             return False
         return True
 
