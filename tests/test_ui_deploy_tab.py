@@ -269,17 +269,18 @@ def test_history_shows_local_times_and_a_rollback_button_per_other_row(demo: Wor
     assert when.strftime("%Y-%m-%d %H:%M:%S") in panel.deployments.value
     assert f'title="{first.deployed_at} (UTC)"' in panel.deployments.value
     buttons = re.findall(
-        r'class="nk-row-rollback[^"]*" data-deployment-id="(\d+)"', panel.deployments.value
+        r'class="nk-row-rollback[^"]*" data-nk-event="rollback" data-nk-id="(\d+)"',
+        panel.deployments.value,
     )
     assert buttons == [str(first.id)]  # not on the live one
 
-    panel.deployments.pick_rollback(first.id)  # the row's button
+    panel.deployments.click("rollback", str(first.id))  # the row's button
     assert panel.rollback_ask.asking
     assert panel.rollback_ask.confirm.description == f"Confirm rollback to {first.id}"
     assert demo.live("dev")["demo"] and demo.deployments("demo")[-1].active  # asked only
     panel.rollback_ask.confirm.click()
     assert [d.active for d in demo.deployments("demo")] == [True, False]
     assert f"deployment {first.id}" in panel.rollback_status.text
-    assert re.findall(r'data-deployment-id="(\d+)" title="Serve', panel.deployments.value) == [
+    assert re.findall(r'data-nk-id="(\d+)" title="Serve', panel.deployments.value) == [
         str(second.id)
     ]

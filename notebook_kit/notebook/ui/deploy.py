@@ -18,9 +18,9 @@ import ipywidgets as widgets
 from ...domain.models import Definition, Deployment, Stage, endpoint_url
 from ...errors import NotFoundError, ValidationError
 from ...workspace.workspace import Workspace
+from .clickable import ClickableHtml
 from .copy import CopyButton
 from .curl import curl_line, fill_resource
-from .deployments_table import DeploymentsTable
 from .diff_view import STAGE_NAMES, deployments_html, diff_html, local_time
 from .feedback import Confirm, Status
 from .history import wrapping
@@ -71,8 +71,9 @@ class DeployPanel(widgets.VBox):
         self.undeploy_ask = Confirm(self.status, "Confirm undeploy", "nk-undeploy-ask")
         self.diff = widgets.HTML()
         self.diff.add_class("nk-diff")
-        self.deployments = DeploymentsTable()
-        self.deployments.on_rollback(self._on_row_rollback)
+        self.deployments = ClickableHtml()  # the history, a Rollback button per row
+        self.deployments.add_class("nk-deployments")
+        self.deployments.on_event("rollback", self._on_row_rollback)
         self.rollback_stage = widgets.Dropdown(
             options=[str(s) for s in Stage],
             value="dev",
@@ -265,11 +266,11 @@ class DeployPanel(widgets.VBox):
             f"(of {local_time(deployment.deployed_at)}) is live"
         )
 
-    def _on_row_rollback(self, deployment_id: int) -> None:
+    def _on_row_rollback(self, deployment_id: str) -> None:
         """A row's Rollback button: ask, then serve that deployment on its stage again."""
         with self.rollback_status.working(self.rollback):
             app = self._app()
-            found = next((d for d in self._history() if d.id == deployment_id), None)
+            found = next((d for d in self._history() if str(d.id) == deployment_id), None)
             if found is None:
                 raise ValidationError(f"no deployment {deployment_id} of {app} (pruned?)")
             self.rollback_ask.ask(

@@ -52,8 +52,8 @@ def deployments_html(deployments: Iterable[Deployment]) -> str:
             else:
                 last = (
                     '<button class="nk-row-rollback jupyter-button widget-button" '
-                    f'data-deployment-id="{d.id}" title="Serve deployment {d.id} on {stage} '
-                    f'again (asks first)">Rollback</button>'
+                    f'data-nk-event="rollback" data-nk-id="{d.id}" title="Serve deployment '
+                    f'{d.id} on {stage} again (asks first)">Rollback</button>'
                 )
             when = html.escape(local_time(d.deployed_at))
             body.append(
