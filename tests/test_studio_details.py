@@ -36,10 +36,13 @@ def front_end_click(widget: Any) -> None:
     widget._handle_custom_msg({"event": "click"}, [])
 
 
-def pong(studio: Studio) -> None:
-    """The front end's answer to every ping sent so far."""
+def pong(studio: Studio, shown: dict[Any, str] | None = None) -> None:
+    """The front end's answer to every ping sent so far: what the page shows in each
+    field asked about (``shown`` where it differs from the kernel's value)."""
     for ping in sorted(studio.sync._waiting):
-        studio.sync._handle_custom_msg({"pong": ping}, [])
+        fields, _action = studio.sync._waiting[ping]
+        values = [(shown or {}).get(field) for field in fields]  # None: not typed into
+        studio.sync._handle_custom_msg({"pong": ping, "values": values}, [])
 
 
 # -- status lines ------------------------------------------------------------------------
@@ -128,15 +131,27 @@ def test_a_status_off_the_board_is_left_alone(studio: Studio) -> None:
 # -- acting on what the user sees --------------------------------------------------------
 
 
-def test_a_browser_click_runs_after_the_field_updates_sent_before_it(studio: Studio) -> None:
+def test_a_browser_click_acts_on_what_the_page_shows(studio: Studio) -> None:
     studio.definitions.pick("employee")
-    studio.form.resource.value = "items/{sku"
-    front_end_click(studio.form.save)  # the click overtook the last keystroke...
-    assert studio.workspace.get("restapi_sample", "employee").resource != "items/{sku"
-    studio.form.resource.value = "items/{sku}"  # ...which arrives before the pong
-    pong(studio)
+    studio.form.resource.value = "items/{sku"  # the kernel has heard this much...
+    front_end_click(studio.form.save)  # ...when the click arrives: it waits
+    assert studio.workspace.get("restapi_sample", "employee").resource == "employee/{id}"
+    fields = studio.sync._waiting[max(studio.sync._waiting)][0]
+    assert studio.form.resource in fields and studio.form.action in fields
+    assert studio.tester.params["id"] in fields  # the Test tab's too
+    pong(studio, {studio.form.resource: "items/{sku}"})  # what the page shows
     assert studio.workspace.get("restapi_sample", "employee").resource == "items/{sku}"
+    assert studio.form.resource.value == "items/{sku}"
     assert studio.form.save_status.text.startswith("Saved restapi_sample / employee")
+
+
+def test_a_pong_from_a_second_view_is_ignored(studio: Studio) -> None:
+    studio.definitions.pick("employee")
+    front_end_click(studio.form.save)
+    ping = max(studio.sync._waiting)
+    pong(studio)
+    studio.sync._handle_custom_msg({"pong": ping, "values": []}, [])  # another view, late
+    assert studio.sync._waiting == {}
 
 
 def test_a_click_made_from_python_runs_at_once(studio: Studio) -> None:
@@ -152,8 +167,7 @@ def test_enter_or_ctrl_s_in_a_field_saves_after_the_pending_updates(studio: Stud
     assert ".nk-field-resource input" in studio.sync.save_fields
     studio.definitions.pick("employee")
     studio.sync._handle_custom_msg({"event": "save"}, [])  # Enter in the label field
-    studio.form.label.value = "Typed then Enter"
-    pong(studio)
+    pong(studio, {studio.form.label: "Typed then Enter"})
     assert studio.workspace.get("restapi_sample", "employee").label == "Typed then Enter"
 
 

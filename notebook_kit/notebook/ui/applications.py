@@ -31,8 +31,8 @@ class ApplicationBar(widgets.VBox):
         self.app = ""
         self._quiet = False  # set while the bar itself moves the picker
         auto = widgets.Layout(width="auto")
-        self.picker = widgets.Dropdown(
-            description="Application", layout=widgets.Layout(width="100%")
+        self.picker = widgets.Dropdown(  # auto: its bar's width, margins included
+            description="Application", layout=widgets.Layout(width="auto")
         )
         self.label = widgets.Text(
             placeholder="label", layout=widgets.Layout(flex="1 1 6em", width="auto", min_width="0")

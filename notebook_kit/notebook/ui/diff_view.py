@@ -15,7 +15,7 @@ from ...workspace.diffing import DefinitionChange, StageDiff
 
 __all__ = ["deployments_html", "diff_html", "local_time"]
 
-_CELL = "padding:2px 10px;text-align:left;border-bottom:1px solid #d0d7de"
+_CELL = "padding:2px 6px;text-align:left;border-bottom:1px solid #d0d7de"
 _KIND_COLOURS = {"added": "#1a7f37", "removed": "#cf222e", "changed": "#9a6700"}
 _LINE_COLOURS = {"+": "#1a7f37", "-": "#cf222e", "@": "#6e7781"}
 STAGE_NAMES = {Stage.DEV: "debug", Stage.PROD: "release"}
@@ -32,8 +32,8 @@ def local_time(stamp: str) -> str:
 
 
 def deployments_html(deployments: Iterable[Deployment]) -> str:
-    """One table per stage, newest first: ID, local time (UTC on hover), description and
-    host; the live one marked, every other one with a Rollback button."""
+    """One table per stage, newest first: ID, local time (UTC on hover) and host,
+    description; the live one marked, every other one with a Rollback button."""
     by_stage = {stage: [d for d in deployments if d.stage == stage] for stage in Stage}
     parts = []
     for stage, rows in by_stage.items():
@@ -42,8 +42,7 @@ def deployments_html(deployments: Iterable[Deployment]) -> str:
             parts.append(f'<div class="nk-deployments-{stage}"><i>never deployed</i></div>')
             continue
         head = "".join(
-            f'<th style="{_CELL}">{h}</th>'
-            for h in ("ID", "Deployed at", "Description", "Host", "")
+            f'<th style="{_CELL}">{h}</th>' for h in ("ID", "Deployed at, from", "Description", "")
         )
         body = []
         for d in sorted(rows, key=lambda d: d.id, reverse=True):
@@ -59,11 +58,11 @@ def deployments_html(deployments: Iterable[Deployment]) -> str:
             body.append(
                 f'<tr data-deployment-id="{d.id}" data-stage="{stage}">'
                 f'<td style="{_CELL}">{d.id}</td>'
-                f'<td style="{_CELL};white-space:nowrap" title="{html.escape(d.deployed_at)} '
-                f'(UTC)">{when}</td>'
+                f'<td style="{_CELL}" title="{html.escape(d.deployed_at)} (UTC)">{when}'
+                f'<br><small class="nk-deployment-host" style="color:#57606a">'
+                f"{html.escape(d.host)}</small></td>"
                 f'<td class="nk-deployment-description" style="{_CELL}">'
                 f"{html.escape(d.description)}</td>"
-                f'<td style="{_CELL}">{html.escape(d.host)}</td>'
                 f'<td style="{_CELL}">{last}</td></tr>'
             )
         parts.append(

@@ -231,7 +231,8 @@ class LogsPanel(widgets.VBox):
             self.refresh()
 
 
-_CELL = "padding:2px 8px;vertical-align:top"
+_CELL = "padding:2px 4px;vertical-align:top"
+_NOWRAP, _ANYWHERE = ";white-space:nowrap", ";overflow-wrap:anywhere"
 
 
 def _table(rows: list[Mapping[str, Any]]) -> str:
@@ -239,21 +240,28 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     its pane (long paths wrap); each row opens its entry when clicked."""
     head = "".join(
         f'<th style="text-align:left;{_CELL}">{h}</th>'
-        for h in ("time (UTC)", "stage", "application", "method", "path", "status", "ms")
+        for h in ("time (UTC)", "stage", "app", "method", "path", "status", "ms")
     )
     body = []
     for index, row in enumerate(rows):
         kind = status_class(row["status"])
-        when = str(row["at"]).replace("T", " ").rstrip("Z")
-        cells = (when, row["stage"], row["app"], row["method"])
+        at = str(row["at"])
+        when = f"{at[5:10]} {at[11:19]}"  # month-day and second; the entry has it all
+        # Short cells keep to one line; the application and the path wrap anywhere.
+        cells = (
+            (when, ""),
+            (row["stage"], _NOWRAP),
+            (row["app"], _ANYWHERE),
+            (row["method"], _NOWRAP),
+            (row["path"], _ANYWHERE),
+        )
         body.append(
             f'<tr data-nk-event="open" data-nk-id="{index}" tabindex="0" '
             'title="Click to see the whole entry">'
-            + "".join(f'<td style="{_CELL}">{html.escape(str(c))}</td>' for c in cells)
-            + f'<td style="{_CELL};overflow-wrap:anywhere">{html.escape(str(row["path"]))}</td>'
-            f'<td class="nk-status-{kind}" style="{_CELL};font-weight:bold;'
+            + "".join(f'<td style="{_CELL}{s}">{html.escape(str(c))}</td>' for c, s in cells)
+            + f'<td class="nk-status-{kind}" style="{_CELL}{_NOWRAP};font-weight:bold;'
             f'color:{_TEXT_COLOURS[kind]}">{row["status"]}</td>'
-            f'<td style="{_CELL};text-align:right">{row["duration_ms"]:.1f}</td></tr>'
+            f'<td style="{_CELL}{_NOWRAP};text-align:right">{row["duration_ms"]:.1f}</td></tr>'
         )
     return (
         '<div style="max-height:320px;overflow-y:auto;overflow-x:hidden">'

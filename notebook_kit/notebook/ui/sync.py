@@ -7,10 +7,11 @@ goes at once, so a key typed just before a click could reach the kernel after th
 (the field showed ``items/{sku}``, Save stored ``items/{sku``).
 
 ``guard(widget)`` defers what the browser asks of ``widget`` (a click, an editor's
-Ctrl/Cmd+S) by one round trip: the kernel sends a ping to this widget's front end, which
-answers once every update held back before the click has been sent (the kernel's idle
-reply that releases them arrives before the ping), so the action runs after them. A click
-made from Python (``button.click()``) runs at once, as before.
+Ctrl/Cmd+S, a pick in the list) by one round trip: the kernel asks this widget's front end
+what the studio's fields show (``ping``); the front end answers (``pong``) with the text of
+each field typed into since it was last asked, read from the page; the kernel puts a value
+it had not received yet into its widget, and only then runs the action. A click made from
+Python (``button.click()``) runs at once.
 
 The same front end makes Ctrl/Cmd+S and Enter in the form's one-line fields save (what
 Ctrl/Cmd+S does in the code editor): it sends ``{"event": "save"}``, handled after the
@@ -38,24 +39,33 @@ SAVE_FIELDS = ", ".join(
 )
 
 _ESM = """
-function initialize({ model }) {
-  // Answered once per front end (a model, not a view): every update queued before the
-  // ping has been sent by then.
-  const onMessage = (message) => {
-    if (message && message.ping !== undefined) model.send({ pong: message.ping });
-  };
-  model.on("msg:custom", onMessage);
-  return () => model.off("msg:custom", onMessage);
+// What the page shows in one field the user typed into since the last ask (null for the
+// others: their kernel value stands): a text input or area, or a code editor's text.
+function shownValue(root, edited, [selector, kind]) {
+  const node = root && root.querySelector(selector);
+  if (!node || ![...edited].some((e) => node.contains(e))) return null;
+  if (kind === "code") return node.cmView ? node.cmView.state.doc.toString() : null;
+  return node.value;
 }
 
 function render({ model, el }) {
+  const edited = new Set();
+  const inStudio = (target) => {
+    const studio = el.closest(".nk-studio");
+    return studio && target instanceof Node && studio.contains(target) ? studio : null;
+  };
+  const onInput = (event) => { if (inStudio(event.target)) edited.add(event.target); };
+  const onMessage = (message) => {
+    if (!message || message.ping === undefined) return;
+    const studio = el.closest(".nk-studio");
+    const values = (message.fields || []).map((field) => shownValue(studio, edited, field));
+    edited.clear();
+    model.send({ pong: message.ping, values });
+  };
   const onKey = (event) => {
     const target = event.target;
-    if (!(target instanceof HTMLInputElement)) return;
-    const studio = el.closest(".nk-studio");
-    if (!studio || !studio.contains(target) || !target.matches(model.get("save_fields"))) {
-      return;
-    }
+    if (!(target instanceof HTMLInputElement) || !inStudio(target)) return;
+    if (!target.matches(model.get("save_fields"))) return;
     const plain = !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey;
     const save = event.key.toLowerCase() === "s" && (event.ctrlKey || event.metaKey);
     if (!save && !(event.key === "Enter" && plain)) return;
@@ -63,18 +73,51 @@ function render({ model, el }) {
     event.stopPropagation();
     model.send({ event: "save" });
   };
+  model.on("msg:custom", onMessage);
+  window.addEventListener("input", onInput, true);
   window.addEventListener("keydown", onKey, true); // before JupyterLab's shortcuts
-  return () => window.removeEventListener("keydown", onKey, true);
+  return () => {
+    model.off("msg:custom", onMessage);
+    window.removeEventListener("input", onInput, true);
+    window.removeEventListener("keydown", onKey, true);
+  };
 }
-export default { initialize, render };
+export default { render };
 """
+
+Field = tuple[str, str]  # (CSS selector, "text" | "code")
+
+
+def _fields(root: widgets.Widget) -> dict[Field, widgets.Widget]:
+    """The text fields and code editors under ``root`` the page can be asked about: each
+    by a CSS class of its own (one no other widget under ``root`` carries)."""
+    found: dict[str, list[widgets.Widget]] = {}
+    stack = [root]
+    while stack:
+        widget = stack.pop()
+        if isinstance(widget, widgets.Text | widgets.Textarea | CodeEditor):
+            for css in widget._dom_classes:
+                found.setdefault(css, []).append(widget)
+        stack.extend(getattr(widget, "children", ()))
+    fields: dict[Field, widgets.Widget] = {}
+    for css, owners in found.items():
+        if len(owners) != 1 or not css.startswith("nk-") or css == "nk-code-editor":
+            continue
+        widget = owners[0]
+        if isinstance(widget, CodeEditor):
+            fields[(f".{css} .cm-editor", "code")] = widget
+        else:
+            tag = "textarea" if isinstance(widget, widgets.Textarea) else "input"
+            fields[(f".{css} {tag}", "text")] = widget
+    return fields
 
 
 class FrontEndSync(anywidget.AnyWidget):
-    """Runs browser-made actions after the field updates sent before them.
+    """Runs browser-made actions on the values the page shows.
 
     ``save_fields``: a CSS selector of the inputs where Ctrl/Cmd+S and Enter call
-    ``on_save()``. Place the widget inside the studio (it shows nothing)."""
+    ``on_save()``. Place the widget inside the studio (it shows nothing); ``guard_all``
+    says which widgets' fields to read and whose actions to defer."""
 
     _esm = _ESM
     save_fields = traitlets.Unicode("").tag(sync=True)
@@ -84,19 +127,21 @@ class FrontEndSync(anywidget.AnyWidget):
         self.add_class("nk-sync")
         self.layout.display = "none"
         self.on_save = on_save
-        self._waiting: dict[int, Callable[[], None]] = {}
+        self.root: widgets.Widget | None = None
+        self._waiting: dict[int, tuple[list[widgets.Widget], Callable[[], None]]] = {}
         self._pings = 0
         self.on_msg(self._handle_event)
 
     def after_sync(self, action: Callable[[], None]) -> None:
-        """Run ``action`` once the front end has sent every update it queued before now."""
+        """Run ``action`` once the fields hold what the page shows now."""
+        fields = _fields(self.root) if self.root is not None else {}
         self._pings += 1
-        self._waiting[self._pings] = action
-        self.send({"ping": self._pings})
+        self._waiting[self._pings] = (list(fields.values()), action)
+        self.send({"ping": self._pings, "fields": list(fields)})
 
     def guard(self, *guarded: widgets.Widget) -> None:
         """Defer the front end's messages to each widget (a click, an editor's save or
-        run) until the updates sent before them have arrived."""
+        run, a pick) until the fields hold what the page shows."""
         for widget in guarded:
             # ipywidgets hands every custom message from the front end to this method.
             handle = widget._handle_custom_msg
@@ -107,8 +152,9 @@ class FrontEndSync(anywidget.AnyWidget):
             widget._handle_custom_msg = deferred
 
     def guard_all(self, root: widgets.Widget) -> None:
-        """``guard`` every widget under ``root`` whose front-end messages start an action:
-        the buttons, the code editors (save, run) and the definition list (pick)."""
+        """Read the fields under ``root``, and ``guard`` every widget there whose front-end
+        messages start an action: buttons, code editors (save, run), the definition list."""
+        self.root = root
         stack = [root]
         while stack:
             widget = stack.pop()
@@ -120,8 +166,15 @@ class FrontEndSync(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         if "pong" in content:
-            action = self._waiting.pop(content["pong"], None)
-            if action is not None:
-                action()
+            waiting = self._waiting.pop(content["pong"], None)
+            if waiting is None:  # another view of the studio answered first
+                return
+            fields, action = waiting
+            shown = content.get("values")
+            if isinstance(shown, list) and len(shown) == len(fields):
+                for widget, value in zip(fields, shown, strict=True):
+                    if isinstance(value, str) and widget.value != value:
+                        widget.value = value  # the update still on its way, taken now
+            action()
         elif content.get("event") == "save":
             self.after_sync(self.on_save)
