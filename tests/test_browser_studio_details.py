@@ -119,6 +119,15 @@ def page(lab: dict[str, Any]) -> Iterator[Any]:
         yield tab
 
 
+def _open(page: Any, api_id: str) -> None:
+    """Open a definition and wait until the form shows it (the pick is answered once the
+    kernel has heard back from the page)."""
+    page.locator(f'.nk-definition-row[data-api-id="{api_id}"]').click()
+    expect(page.locator(".nk-field-id input")).to_have_value(api_id)
+    expect(page.locator(".nk-form h4")).to_have_text(f"Edit restapi_sample / {api_id}")
+    page.wait_for_timeout(300)  # the rest of the form follows in the same message
+
+
 def _tab(page: Any, title: str) -> None:
     page.locator(".nk-tabs .lm-TabBar-tabLabel").filter(has_text=title).click()
 
@@ -128,7 +137,7 @@ def _saved(lab: dict[str, Any]) -> Any:
 
 
 def test_a_key_typed_just_before_save_is_saved(page: Any, lab: dict[str, Any]) -> None:
-    page.locator('.nk-definition-row[data-api-id="employee"]').click()
+    _open(page, "employee")
     field = page.locator(".nk-field-resource input")
     expect(field).to_have_value("employee/{id}")
     status = page.locator(".nk-save-status")
@@ -145,7 +154,7 @@ def test_a_key_typed_just_before_save_is_saved(page: Any, lab: dict[str, Any]) -
 
 
 def test_enter_and_ctrl_s_in_the_fields_save(page: Any, lab: dict[str, Any]) -> None:
-    page.locator('.nk-definition-row[data-api-id="employee"]').click()
+    _open(page, "employee")
     label = page.locator(".nk-field-label input")
     label.click()
     page.keyboard.press("Control+a")
@@ -168,7 +177,7 @@ def test_enter_and_ctrl_s_in_the_fields_save(page: Any, lab: dict[str, Any]) -> 
 
 
 def test_a_compile_error_shows_under_the_editor(page: Any, lab: dict[str, Any]) -> None:
-    page.locator('.nk-definition-row[data-api-id="calculator"]').click()
+    _open(page, "calculator")
     saved = Workspace(lab["home"]).get("restapi_sample", "calculator").action
     editor = page.locator(".nk-action")
     editor.locator(".cm-content").click()
@@ -184,7 +193,7 @@ def test_a_compile_error_shows_under_the_editor(page: Any, lab: dict[str, Any]) 
 
 
 def test_deploy_tab_curl_description_and_row_rollback(page: Any, lab: dict[str, Any]) -> None:
-    page.locator('.nk-definition-row[data-api-id="employee"]').click()
+    _open(page, "employee")
     _tab(page, "Test")
     page.locator(".nk-test-param-id input").fill("E001")
     _tab(page, "Deploy")
@@ -242,7 +251,7 @@ def test_logs_charts_side_by_side_and_a_row_opens(page: Any, lab: dict[str, Any]
 @pytest.mark.parametrize("width", [800, 1024, 1280])
 def test_no_control_is_cut(page: Any, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 800})
-    page.locator('.nk-definition-row[data-api-id="employee"]').click()
+    _open(page, "employee")
     picker = page.locator(".nk-app-picker").bounding_box()
     bar = page.locator(".nk-app-bar").bounding_box()
     assert picker["x"] + picker["width"] <= bar["x"] + bar["width"] + 0.5, (picker, bar)
