@@ -7,11 +7,13 @@ goes at once, so a key typed just before a click could reach the kernel after th
 (the field showed ``items/{sku}``, Save stored ``items/{sku``).
 
 ``guard(widget)`` defers what the browser asks of ``widget`` (a click, an editor's
-Ctrl/Cmd+S, a pick in the list) by one round trip: the kernel asks this widget's front end
-what the studio's fields show (``ping``); the front end answers (``pong``) with the text of
-each field typed into since it was last asked, read from the page; the kernel puts a value
-it had not received yet into its widget, and only then runs the action. A click made from
-Python (``button.click()``) runs at once.
+Ctrl/Cmd+S, a pick in the list) by one round trip. The front end notes, at each click and
+action key in the studio, the text of every field typed into since (read from the page).
+The kernel asks for it (``ping``), the front end answers (``pong``), the kernel puts a
+value it had not received yet into its widget, and only then runs the action: so it acts
+on what the page showed when the click came, whatever order ipywidgets' updates arrive in
+(they can come after the click). A click made from Python (``button.click()``) runs at
+once.
 
 The same front end makes Ctrl/Cmd+S and Enter in the form's one-line fields save (what
 Ctrl/Cmd+S does in the code editor): it sends ``{"event": "save"}``, handled after the
@@ -39,46 +41,66 @@ SAVE_FIELDS = ", ".join(
 )
 
 _ESM = """
-// What the page shows in one field the user typed into since the last ask (null for the
-// others: their kernel value stands): a text input or area, or a code editor's text.
-function shownValue(root, edited, [selector, kind]) {
-  const node = root && root.querySelector(selector);
-  if (!node || ![...edited].some((e) => node.contains(e))) return null;
-  if (kind === "code") return node.cmView ? node.cmView.state.doc.toString() : null;
-  return node.value;
+// The text an edited element's field shows now: an input's or area's value, or the whole
+// text of the code editor it is part of.
+function textOf(element) {
+  const editor = element.closest(".cm-editor");
+  if (editor) return editor.cmView ? editor.cmView.state.doc.toString() : null;
+  return "value" in element ? element.value : null;
 }
 
 function render({ model, el }) {
-  const edited = new Set();
+  const edited = new Set(); // elements typed into since the last click or action key
+  const taken = new Map(); // element -> its text when a click or action key came
   const inStudio = (target) => {
     const studio = el.closest(".nk-studio");
     return studio && target instanceof Node && studio.contains(target) ? studio : null;
   };
+  const take = () => {
+    for (const element of edited) taken.set(element, textOf(element));
+    edited.clear();
+  };
   const onInput = (event) => { if (inStudio(event.target)) edited.add(event.target); };
+  const onClick = (event) => { if (inStudio(event.target)) take(); };
   const onMessage = (message) => {
     if (!message || message.ping === undefined) return;
     const studio = el.closest(".nk-studio");
-    const values = (message.fields || []).map((field) => shownValue(studio, edited, field));
-    edited.clear();
+    const values = (message.fields || []).map(([selector]) => {
+      const node = studio && studio.querySelector(selector);
+      let value = null; // not typed into before the click: the kernel's value stands
+      for (const [element, text] of taken) if (node && node.contains(element)) value = text;
+      return value;
+    });
+    taken.clear();
     model.send({ pong: message.ping, values });
   };
   const onKey = (event) => {
     const target = event.target;
-    if (!(target instanceof HTMLInputElement) || !inStudio(target)) return;
-    if (!target.matches(model.get("save_fields"))) return;
+    if (!inStudio(target)) return;
     const plain = !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey;
     const save = event.key.toLowerCase() === "s" && (event.ctrlKey || event.metaKey);
-    if (!save && !(event.key === "Enter" && plain)) return;
+    if (!save && event.key !== "Enter") return;
+    take(); // what the save, run or Enter acts on
+    if (!(target instanceof HTMLInputElement) || !target.matches(model.get("save_fields"))) {
+      return;
+    }
+    if (!save && !plain) return;
     event.preventDefault(); // no browser "save page", no notebook save
     event.stopPropagation();
     model.send({ event: "save" });
   };
   model.on("msg:custom", onMessage);
+  // On the window, capturing: before the page's own handlers (a button's click, the
+  // editor's keys, JupyterLab's shortcuts).
   window.addEventListener("input", onInput, true);
-  window.addEventListener("keydown", onKey, true); // before JupyterLab's shortcuts
+  window.addEventListener("pointerdown", onClick, true);
+  window.addEventListener("click", onClick, true);
+  window.addEventListener("keydown", onKey, true);
   return () => {
     model.off("msg:custom", onMessage);
     window.removeEventListener("input", onInput, true);
+    window.removeEventListener("pointerdown", onClick, true);
+    window.removeEventListener("click", onClick, true);
     window.removeEventListener("keydown", onKey, true);
   };
 }
