@@ -130,6 +130,17 @@ async def employee(request: Request, employee_id: str) -> HTTPResponse:
     return json_answer({"id": row[0], "name": row[1], "age": row[2]})
 
 
+@app.get("/dev/bench/employees")
+async def staff(request: Request) -> HTTPResponse:
+    """The list endpoint: 20 rows as a JSON list of objects."""
+    if not authorised(request):
+        return forbidden()
+    cursor = connection().execute("SELECT id, name, age FROM staff ORDER BY id LIMIT 20")
+    columns = [column[0] for column in cursor.description]
+    rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    return HTTPResponse(json.dumps(rows).encode(), 200, CORS, "application/json")
+
+
 if __name__ == "__main__":
     app.run(
         host=OPTIONS.host,

@@ -47,6 +47,8 @@ def main() -> None:
     trees = {"baseline": options.baseline.resolve(), "candidate": options.candidate.resolve()}
     with tempfile.TemporaryDirectory() as scratch:
         homes = {name: Path(scratch) / name for name in trees}
+        for home in homes.values():
+            home.mkdir()
         for name, tree in trees.items():  # create each workspace once, outside the timing
             run_once(tree, homes[name], ["keys"])
         times: dict[tuple[str, str], list[float]] = {}

@@ -119,7 +119,8 @@ class Cluster:
         self.ws.deploy(APP, "dev")
         for node in range(self.nodes):
             port = free_port()
-            command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home(node))]
+            home = str(self.home(node))
+            command = [sys.executable, "-m", "notebook_kit", "--home", home, "--create"]
             command += ["serve", "--port", str(port)]
             self.ports.append(port)
             # the store in the environment, so its password shows on no command line

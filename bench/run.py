@@ -1,7 +1,8 @@
 """Load benchmark: notebook_kit's Sanic runtime against a bare Sanic app.
 
     python bench/run.py [--rounds 5] [--duration 5] [--connections 32] [--workers 1]
-                        [--threads 1] [--json FILE] [--self-test]
+                        [--threads 1] [--endpoints calculator,employee,list]
+                        [--baseline TREE] [--json FILE] [--self-test]
 
 See bench/README.md for what is measured and how to read the table.
 """
@@ -34,13 +35,21 @@ BENCH_DIR = Path(__file__).resolve().parent
 CALCULATOR = "/dev/restapi_sample/calculator"
 EMPLOYEE = "/dev/restapi_sample/employee/"
 CALCULATOR_BODY = '{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
+LIST = "/dev/bench/employees"  # a definition the benchmark adds: 20 rows as a JSON list
 ENDPOINTS = {
     "calculator": ("POST", CALCULATOR, CALCULATOR_BODY),
     "employee": ("GET", EMPLOYEE + "E003", None),
+    "list": ("GET", LIST, None),
 }
 SERVERS = ("ours", "bare")
-CPU_TARGET = 1.15  # ours / bare, at most
-THROUGHPUT_TARGET = 0.85  # ours / bare, at least
+CPU_TARGET = 1.10  # ours / bare, at most
+THROUGHPUT_TARGET = 0.90  # ours / bare, at least
+LIST_ROWS = 20
+# The list endpoint's action, as an analyst would write it; bare_app.py does the same.
+LIST_ACTION = """\
+res.headers["Access-Control-Allow-Origin"] = "*"
+res.body = db.query("SELECT id, name, age FROM staff ORDER BY id LIMIT 20")
+"""
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SAMPLE_EMPLOYEES = [
     ("E001", "Alice", 34),
@@ -61,6 +70,7 @@ class Server:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
+    key: str = ""
 
     @property
     def url(self) -> str:
@@ -199,7 +209,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start(name: str, command: list[str], port: int, workdir: Path, env: dict[str, str]) -> Server:
+def start(
+    name: str, command: list[str], port: int, workdir: Path, env: dict[str, str], key: str
+) -> Server:
     log = workdir / f"{name}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -211,7 +223,7 @@ def start(name: str, command: list[str], port: int, workdir: Path, env: dict[str
             cwd=workdir,
             start_new_session=True,  # own process group, so stop() can reach every worker
         )
-    return Server(name, process, port, log)
+    return Server(name, process, port, log, key)
 
 
 def log_tail(server: Server, lines: int = 30) -> str:
@@ -219,7 +231,7 @@ def log_tail(server: Server, lines: int = 30) -> str:
     return "\n".join(text[-lines:])
 
 
-def wait_ready(server: Server, key: str, timeout: float = 60.0) -> None:
+def wait_ready(server: Server, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     url = server.url + EMPLOYEE + "E001"
     while time.monotonic() < deadline:
@@ -229,7 +241,7 @@ def wait_ready(server: Server, key: str, timeout: float = 60.0) -> None:
                 + log_tail(server)
             )
         with contextlib.suppress(httpx.TransportError):
-            httpx.get(url, headers={"x-api-key": key}, timeout=2.0)
+            httpx.get(url, headers={"x-api-key": server.key}, timeout=2.0)
             return
         time.sleep(0.2)
     raise BenchError(
@@ -247,20 +259,21 @@ def stop(server: Server) -> None:
     server.process.wait()
 
 
-def check_same_answers(servers: list[Server], key: str) -> None:
-    """Abort unless both servers answer the check requests identically."""
-    headers = {"x-api-key": key, "Content-Type": "application/json"}
+def check_same_answers(servers: list[Server]) -> None:
+    """Abort unless every server answers the check requests identically."""
     checks = [
         ("POST", CALCULATOR, CALCULATOR_BODY, 200),
         ("POST", CALCULATOR, '{"arg1": 1, "arg2": 2, "operation": "times"}', 400),
         ("GET", EMPLOYEE + "E003", None, 200),
         ("GET", EMPLOYEE + "E999", None, 404),
         ("GET", EMPLOYEE + "E003", None, 403),  # sent with a wrong key
+        ("GET", LIST, None, 200),
     ]
     for method, path, body, status in checks:
-        sent = headers if status != 403 else {**headers, "x-api-key": key + "x"}
         answers = []
         for server in servers:
+            key = server.key if status != 403 else server.key + "x"
+            sent = {"x-api-key": key, "Content-Type": "application/json"}
             response = httpx.request(
                 method, server.url + path, content=body, headers=sent, timeout=10.0
             )
@@ -268,7 +281,7 @@ def check_same_answers(servers: list[Server], key: str) -> None:
                 (response.status_code, response.headers.get("content-type"), response.content)
             )
         described = "\n".join(f"  {s.name}: {a!r}" for s, a in zip(servers, answers, strict=True))
-        if answers[0] != answers[1]:
+        if any(answer != answers[0] for answer in answers):
             raise BenchError(f"servers answer {method} {path} differently:\n{described}")
         if answers[0][0] != status:
             raise BenchError(
@@ -280,6 +293,7 @@ def check_same_answers(servers: list[Server], key: str) -> None:
 
 
 def run_cli(env: dict[str, str], *arguments: str) -> str:
+    """Run ``notebook-kit ARGUMENTS`` (the tree ``env``'s PYTHONPATH names, if any)."""
     command = [*notebook_kit_command(), *arguments]
     done = subprocess.run(
         command, env=env, capture_output=True, text=True, timeout=300, cwd=env["NOTEBOOK_KIT_HOME"]
@@ -293,23 +307,35 @@ def run_cli(env: dict[str, str], *arguments: str) -> str:
 
 def notebook_kit_command() -> list[str]:
     """``python -m notebook_kit``: this interpreter, honouring PYTHONPATH (so a checkout
-    other than the installed one can be measured: ``PYTHONPATH=/path/to/tree``). The
-    commands run in the temporary home, outside any source tree."""
+    other than the installed one can be measured: ``PYTHONPATH=/path/to/tree``, or
+    ``--baseline``). The commands run in the temporary home, outside any source tree."""
     if importlib.util.find_spec("notebook_kit") is None:
         raise BenchError("notebook_kit is not importable: pip install -e . (or set PYTHONPATH)")
     return [sys.executable, "-m", "notebook_kit"]
 
 
 def prepare_sample(home: Path, env: dict[str, str]) -> tuple[Path, str]:
-    """Install the sample application with notebook-kit; return its database and dev key."""
+    """Install the sample application and the list endpoint (a ``staff`` table of
+    ``LIST_ROWS`` rows, ``GET bench/employees``) with notebook-kit; return the environment
+    database and the dev key."""
+    home.mkdir(parents=True, exist_ok=True)
     run_cli(env, "sample")
+    database = home / "environment.sqlite3"
+    if not database.exists():
+        raise BenchError(f"`notebook-kit sample` did not create {database}")
+    add_staff_table(database)
+    action = home / "list_action.py"
+    action.write_text(LIST_ACTION)
+    run_cli(
+        env,
+        *("create", "bench", "employees", "--label", "Staff list", "--method", "get"),
+        *("--resource", "employees", "--action-file", str(action)),
+    )
+    run_cli(env, "deploy", "bench", "--stage", "dev")
     keys = run_cli(env, "keys")
     match = re.search(r"^dev\s+(\S+)\s*$", keys, re.MULTILINE)
     if match is None:
         raise BenchError(f"no `dev <key>` line in `notebook-kit keys` output:\n{keys}")
-    database = home / "environment.sqlite3"
-    if not database.exists():
-        raise BenchError(f"`notebook-kit sample` did not create {database}")
     return database, match[1]
 
 
@@ -319,28 +345,48 @@ def prepare_self_test(home: Path) -> tuple[Path, str]:
     with contextlib.closing(sqlite3.connect(database)) as db, db:
         db.execute("CREATE TABLE employee (id TEXT PRIMARY KEY, name TEXT, age INTEGER)")
         db.executemany("INSERT INTO employee VALUES (?, ?, ?)", SAMPLE_EMPLOYEES)
+    add_staff_table(database)
     return database, os.urandom(16).hex()
 
 
+def add_staff_table(database: Path) -> None:
+    """The list endpoint's table: ``LIST_ROWS`` rows."""
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute("CREATE TABLE staff (id TEXT PRIMARY KEY, name TEXT, age INTEGER)")
+        rows = [(f"S{i:03}", f"Staff member {i}", 20 + i) for i in range(1, LIST_ROWS + 1)]
+        db.executemany("INSERT INTO staff VALUES (?, ?, ?)", rows)
+
+
 @contextlib.contextmanager
-def running_servers(args: argparse.Namespace, home: Path) -> Iterator[tuple[list[Server], str]]:
+def running_servers(args: argparse.Namespace, workdir: Path) -> Iterator[list[Server]]:
+    """ours, bare (and before, the ``--baseline`` tree, with a home it made itself: an
+    older tree may refuse a store a newer one has migrated)."""
+    home = workdir / "ours"
     env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
+    home.mkdir()
     database, key = prepare_self_test(home) if args.self_test else prepare_sample(home, env)
     bare = [sys.executable, str(BENCH_DIR / "bare_app.py"), "--db", str(database)]
     bare += ["--key", key, "--workers", str(args.workers), "--port"]
-    if args.self_test:
-        ours = bare
-    else:
-        ours = [*notebook_kit_command(), "serve", "--host", "127.0.0.1", "--workers"]
-        ours += [str(args.workers), "--port"]
+    serve = [*notebook_kit_command(), "serve", "--host", "127.0.0.1", "--workers"]
+    serve += [str(args.workers), "--port"]
+    plan = [("ours", bare if args.self_test else serve, env, key), ("bare", bare, env, key)]
+    if args.baseline is not None:
+        old_home = workdir / "before"
+        old_env = {**env, "NOTEBOOK_KIT_HOME": str(old_home)}
+        old_env["PYTHONPATH"] = os.pathsep.join(
+            [str(args.baseline.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+        _, old_key = prepare_sample(old_home, old_env)
+        plan.append(("before", serve, old_env, old_key))
     servers: list[Server] = []
     try:
-        for name, command in zip(SERVERS, (ours, bare), strict=True):
+        for name, command, server_env, server_key in plan:
             port = free_port()
-            servers.append(start(name, [*command, str(port)], port, home, env))
+            cwd = Path(server_env["NOTEBOOK_KIT_HOME"])
+            servers.append(start(name, [*command, str(port)], port, cwd, server_env, server_key))
         for server in servers:
-            wait_ready(server, key)
-        yield servers, key
+            wait_ready(server)
+        yield servers
     finally:
         for server in servers:
             stop(server)
@@ -349,28 +395,31 @@ def running_servers(args: argparse.Namespace, home: Path) -> Iterator[tuple[list
 # --- the benchmark ------------------------------------------------------------------------
 
 
-def benchmark(args: argparse.Namespace, servers: list[Server], key: str, home: Path) -> dict:
-    scripts = {}
-    for endpoint, (method, _, body) in ENDPOINTS.items():
-        scripts[endpoint] = home / f"{endpoint}.lua"
-        write_wrk_script(scripts[endpoint], method, body, key)
-    samples: dict[str, dict[str, list[Sample]]] = {
-        endpoint: {server.name: [] for server in servers} for endpoint in ENDPOINTS
-    }
-    for endpoint, script in scripts.items():  # warm-up, not measured
+def benchmark(args: argparse.Namespace, servers: list[Server], workdir: Path) -> dict:
+    scripts: dict[tuple[str, str], Path] = {}
+    for endpoint in args.endpoints:
+        method, _, body = ENDPOINTS[endpoint]
         for server in servers:
+            scripts[endpoint, server.name] = workdir / f"{endpoint}-{server.name}.lua"
+            write_wrk_script(scripts[endpoint, server.name], method, body, server.key)
+    samples: dict[str, dict[str, list[Sample]]] = {
+        endpoint: {server.name: [] for server in servers} for endpoint in args.endpoints
+    }
+    for endpoint in args.endpoints:  # warm-up, not measured
+        for server in servers:
+            script = scripts[endpoint, server.name]
             run_wrk(server.url + ENDPOINTS[endpoint][1], script, args, args.warmup)
     for round_number in range(args.rounds):
-        # Alternate who goes first, so a drift in machine load favours neither server.
+        # Alternate who goes first, so a drift in machine load favours no server.
         order = servers if round_number % 2 == 0 else servers[::-1]
-        for endpoint, script in scripts.items():
+        for endpoint in args.endpoints:
             for server in order:
-                sample = measure(server, endpoint, script, args)
+                sample = measure(server, endpoint, scripts[endpoint, server.name], args)
                 if sample.errors:
                     raise BenchError(f"{server.name} {endpoint}: {sample.errors} failed requests")
                 samples[endpoint][server.name].append(sample)
                 print(
-                    f"round {round_number + 1}/{args.rounds} {endpoint:10} {server.name:4} "
+                    f"round {round_number + 1}/{args.rounds} {endpoint:10} {server.name:6} "
                     f"{sample.rps:9.0f} req/s  {sample.cpu_us_per_request:7.0f} µs CPU/req",
                     file=sys.stderr,
                     flush=True,
@@ -391,9 +440,14 @@ def summarise(samples: dict[str, dict[str, list[Sample]]]) -> dict:
         ratios = {
             field: medians["ours"][field] / medians["bare"][field] for field in medians["ours"]
         }
+        before = {
+            field: medians["before"][field] / medians["bare"][field]
+            for field in medians.get("before", {})
+        }
         results[endpoint] = {
             "median": medians,
             "ratio": ratios,
+            "before_ratio": before,
             "meets_target": {
                 "cpu": ratios["cpu_us_per_request"] <= CPU_TARGET,
                 "throughput": ratios["rps"] >= THROUGHPUT_TARGET,
@@ -415,10 +469,12 @@ def table(results: dict) -> str:
                 f"{m['p99_ms']:8.2f} {m['cpu_us_per_request']:11.1f}"
             )
         r, ok = result["ratio"], result["meets_target"]
-        lines.append(
-            f"{endpoint:11} {'ours / bare':12} {r['rps']:9.3f} {r['p50_ms']:8.3f} "
-            f"{r['p99_ms']:8.3f} {r['cpu_us_per_request']:11.3f}"
-        )
+        for name, ratio in (("ours / bare", r), ("before / bare", result["before_ratio"])):
+            if ratio:
+                lines.append(
+                    f"{endpoint:11} {name:12} {ratio['rps']:9.3f} {ratio['p50_ms']:8.3f} "
+                    f"{ratio['p99_ms']:8.3f} {ratio['cpu_us_per_request']:11.3f}"
+                )
         lines.append(
             f"{'':11} target: CPU/req <= {CPU_TARGET}x {'PASS' if ok['cpu'] else 'FAIL'}, "
             f"req/s >= {THROUGHPUT_TARGET}x {'PASS' if ok['throughput'] else 'FAIL'}"
@@ -435,6 +491,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (1)")
     parser.add_argument("--workers", type=int, default=1, help="server workers, both (1)")
+    parser.add_argument(
+        "--endpoints",
+        default=",".join(ENDPOINTS),
+        help=f"comma-separated, of {', '.join(ENDPOINTS)} (default: all)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="TREE",
+        help="also measure this checkout (e.g. a git worktree of an older commit) as 'before'",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     parser.add_argument(
         "--self-test",
@@ -442,6 +509,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="run the bare app as both servers: checks the harness, shows the noise (ratio ~1)",
     )
     args = parser.parse_args(argv)
+    args.endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
+    if not args.endpoints or set(args.endpoints) - set(ENDPOINTS):
+        parser.error(f"--endpoints takes a comma-separated list of {', '.join(ENDPOINTS)}")
+    if args.baseline is not None and not (args.baseline / "notebook_kit").is_dir():
+        parser.error(f"--baseline {args.baseline}: no notebook_kit package there")
+    if args.self_test and args.baseline is not None:
+        parser.error("--self-test and --baseline do not go together")
     if args.rounds < 1 or args.duration <= 0 or args.warmup <= 0 or args.workers < 1:
         parser.error("--rounds and --workers must be >= 1, --duration and --warmup > 0")
     if args.threads < 1 or args.connections < args.threads:
@@ -457,10 +531,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with (
             tempfile.TemporaryDirectory(prefix="notebook-kit-bench-") as workdir,
-            running_servers(args, Path(workdir)) as (servers, key),
+            running_servers(args, Path(workdir)) as servers,
         ):
-            check_same_answers(servers, key)
-            results = benchmark(args, servers, key, Path(workdir))
+            check_same_answers(servers)
+            results = benchmark(args, servers, Path(workdir))
     except BenchError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -473,6 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     if args.json:
         config = {k: v for k, v in vars(args).items() if k != "json"}
+        config["baseline"] = str(args.baseline) if args.baseline else None
         document = {"config": config, "results": results}
         args.json.write_text(json.dumps(document, indent=2) + "\n")
         print(f"wrote {args.json}")

@@ -11,11 +11,14 @@ and the CLI start quickly.
 
 import typing
 
+from .domain.checks import CheckReport
+from .domain.examples import Example
 from .domain.models import Application, Constant, Definition, Deployment, Stage
 from .errors import (
     ActionSyntaxError,
     BuiltinError,
     ConflictError,
+    ExampleFailedError,
     FormatError,
     NotebookKitError,
     NotFoundError,
@@ -71,10 +74,13 @@ __all__ = [
     "Application",
     "BackgroundServer",
     "BuiltinError",
+    "CheckReport",
     "ConflictError",
     "Constant",
     "Definition",
     "Deployment",
+    "Example",
+    "ExampleFailedError",
     "FormatError",
     "NotFoundError",
     "NotebookKitError",

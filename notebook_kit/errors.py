@@ -11,7 +11,8 @@ status codes live here.
     │   └── FormatError        an import file that is malformed, truncated or of the wrong type
     ├── NotFoundError          no such application, definition, deployment or stage snapshot
     ├── ConflictError          the change collides with what exists
-    │   └── QuotaExceededError a deploy would push a stage past its resource quota
+    │   ├── QuotaExceededError a deploy would push a stage past its resource quota
+    │   └── ExampleFailedError a deploy refused because an example of the app fails
     ├── StoreError             the workspace store failed (wraps sqlite3 and psycopg errors)
     ├── ServerError            a server could not start or stop (a busy port, a bad host ...)
     └── BuiltinError           a built-in function (fn.*) used from an action failed
@@ -23,6 +24,7 @@ __all__ = [
     "ActionSyntaxError",
     "BuiltinError",
     "ConflictError",
+    "ExampleFailedError",
     "FormatError",
     "NotFoundError",
     "NotebookKitError",
@@ -67,6 +69,15 @@ class ConflictError(NotebookKitError):
 
 class QuotaExceededError(ConflictError):
     """A deploy would push a stage's resource count past the configured quota."""
+
+
+class ExampleFailedError(ConflictError):
+    """A deploy refused, nothing changed, because examples of the application fail on
+    the snapshot it would publish. ``report`` is the ``CheckReport`` (domain.checks)."""
+
+    def __init__(self, message: str, report: object) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class StoreError(NotebookKitError):

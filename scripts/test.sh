@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up a fresh machine and run every check: lint, format, types, the whole test suite.
+# Set up a fresh machine and run every check: lint, format, types, the docs site, the whole
+# test suite.
 # This is the README's test command; .ci/run calls it, so CI proves the README.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh -m "not slow"`).
 # Outside a virtual environment it makes and uses .venv/ here (Debian's python3 refuses
@@ -9,10 +10,10 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: Chromium for the browser tests, PostgreSQL for the database tests, nginx
 # for the front-door test (which runs its own nginx from a temp directory, on free ports),
-# wrk for the benchmark, Node.js and npm for the editor bundle, python3-venv where
+# wrk for the benchmark, curl for the tour (docs/tour.md), Node.js and npm for the editor bundle, python3-venv where
 # `python3 -m venv` cannot make an environment. Installed only where missing.
 need=()
-for package in chromium postgresql nginx wrk git; do
+for package in chromium postgresql nginx wrk git curl; do
   dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 # Node.js 18+ and npm: pip install builds the CodeEditor's bundle (npm ci + esbuild). Looked up
@@ -36,4 +37,8 @@ python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 python -m ruff check notebook_kit tests bench
 python -m ruff format --check notebook_kit tests bench
 python -m mypy notebook_kit --ignore-missing-imports
+# The documentation site (mkdocs.yml): any warning (a broken link or anchor, a reference that
+# does not resolve) fails. Built into site/ (ignored by git); never with -q, which hides the
+# warnings --strict counts. NO_MKDOCS_2_WARNING silences a banner about MkDocs' future.
+NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --site-dir site
 python -m pytest "$@"

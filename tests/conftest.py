@@ -19,7 +19,11 @@ from notebook_kit.workspace.workspace import Workspace
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    return tmp_path / "workspace"
+    """A workspace directory, made (empty) as a user makes one before naming it with
+    ``--home``: the CLI refuses a named home that does not exist."""
+    path = tmp_path / "workspace"
+    path.mkdir(mode=0o700)
+    return path
 
 
 @pytest.fixture

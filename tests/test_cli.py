@@ -7,9 +7,11 @@ exit codes (0 done, 1 refused, 2 usage) and one-line errors on stderr without tr
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -90,7 +92,7 @@ def nk(home: Path, *args: str) -> Result:
 
 def test_sample_installs_and_keys_prints_one_line_per_stage(tmp_path: Path) -> None:
     home = tmp_path / "fresh"
-    assert "restapi_sample" in ok(nk(home, "sample"))
+    assert "restapi_sample" in ok(nk(home, "--create", "sample"))
     ws = Workspace(home)
     deployments = ws.deployments()
     assert ws.resources()["dev"] == {"total": 5, "apps": {"restapi_sample": 4}}
@@ -327,7 +329,7 @@ def test_deployments_json_shape(home: Path) -> None:
 
 def test_deployments_table_for_people(home: Path) -> None:
     lines = ok(nk(home, "deployments")).splitlines()
-    header = ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE", "DESCRIPTION"]
+    header = ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE", "DESCRIPTION", "EXAMPLES"]
     assert lines[0].split() == header
     assert len(lines) == 3
 
@@ -352,7 +354,7 @@ def test_export_import_round_trip_and_replace(home: Path, tmp_path: Path) -> Non
     ok(nk(home, "export", "shop", "--output", str(target)))
     assert json.loads(target.read_text())["format"] == "notebook-kit/1"
     fresh = tmp_path / "fresh"
-    assert "imported shop" in ok(nk(fresh, "import", str(target)))
+    assert "imported shop" in ok(nk(fresh, "--create", "import", str(target)))
     original, imported = Workspace(home).get("shop", "item"), Workspace(fresh).get("shop", "item")
     assert imported.action == original.action and imported.constants == original.constants
     before = dump(fresh)
@@ -381,7 +383,7 @@ def test_commit_writes_repository(home: Path, tmp_path: Path) -> None:
 
 def test_home_option_wins_over_environment(home: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
-    ok(run_cli("--home", str(other), "sample", home=home))
+    ok(run_cli("--home", str(other), "--create", "sample", home=home))
     assert (other / "workspace.sqlite3").exists()
     assert Workspace(other).keys() != Workspace(home).keys()
     out = ok(run_cli("--home", str(other), "keys", home=home))
@@ -390,8 +392,44 @@ def test_home_option_wins_over_environment(home: Path, tmp_path: Path) -> None:
 
 def test_environment_names_the_workspace(tmp_path: Path) -> None:
     home = tmp_path / "env_home"
-    ok(run_cli("keys", home=home))  # run_cli sets NOTEBOOK_KIT_HOME
+    ok(run_cli("--create", "keys", home=home))  # run_cli sets NOTEBOOK_KIT_HOME
     assert (home / "workspace.sqlite3").exists()
+    out = ok(run_cli("keys", home=home))  # it exists now: no --create needed
+    assert Workspace(home).keys()["dev"] in out
+
+
+@pytest.mark.parametrize("how", ["--home", "NOTEBOOK_KIT_HOME"])
+@pytest.mark.parametrize("command", [["keys"], ["list"], ["sample"], ["settings", "list"]])
+def test_a_named_home_that_does_not_exist_is_refused(
+    tmp_path: Path, how: str, command: list[str]
+) -> None:
+    """A mistyped home makes no workspace (and mints no keys): one line naming the path
+    and --create, exit 1, nothing created."""
+    typo = tmp_path / "wrokspace"
+    if how == "--home":
+        result = run_cli("--home", str(typo), *command, home=tmp_path / "unused")
+    else:
+        result = run_cli(*command, home=typo)
+    line = refused(result)
+    assert line == (
+        f"notebook-kit: the workspace directory {typo} does not exist "
+        "(add --create to make a new workspace there)"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_default_home_is_made_on_first_use(tmp_path: Path) -> None:
+    """No --home, no NOTEBOOK_KIT_HOME: ~/.notebook_kit is made, as before."""
+    env = {k: v for k, v in os.environ.items() if k != "NOTEBOOK_KIT_HOME"}
+    result = subprocess.run(
+        [sys.executable, "-m", "notebook_kit", "keys"],
+        env={**env, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert Workspace(tmp_path / ".notebook_kit").keys()["dev"] in result.stdout
 
 
 # -- help ------------------------------------------------------------------------------
@@ -418,6 +456,21 @@ def test_help_lists_every_contract_command(tmp_path: Path) -> None:
         "commit",
     ]:
         assert re.search(rf"^\s+{command}\b", out, re.MULTILINE), command
+
+
+@pytest.mark.parametrize("before", [[], ["--home", "somewhere"]])
+def test_no_command_prints_the_help_as_help_does_and_exits_2(
+    tmp_path: Path, before: list[str]
+) -> None:
+    """Bare ``notebook-kit``: the full, multi-line help on stdout (as ``--help`` prints
+    it), exit 2 since nothing was done; and no workspace is made."""
+    bare = run_cli(*before, home=tmp_path / "h")
+    assert bare.returncode == 2, bare.stderr
+    assert bare.stderr == ""
+    assert bare.stdout == ok(run_cli("--help", home=tmp_path / "h"))
+    assert bare.stdout.startswith("Usage: notebook-kit [OPTIONS] COMMAND [ARGS]...\n")
+    assert len(bare.stdout.splitlines()) > 20
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_serve_help_shows_its_options(tmp_path: Path) -> None:
@@ -520,6 +573,11 @@ def test_refusal_when_home_is_a_file(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     line = refused(run_cli("keys", home=blocker))
+    assert line.endswith(
+        f"the workspace directory {blocker} is not a directory "
+        "(add --create to make a new workspace there)"
+    )
+    line = refused(run_cli("--create", "keys", home=blocker))
     assert "cannot use" in line and "workspace directory" in line
 
 
@@ -548,6 +606,7 @@ def test_edit_with_empty_content_type_clears_it(
 
 
 def test_list_of_nothing_says_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
     code, out, err = run_main(capsys, "--home", str(tmp_path / "empty"), "list")
     assert (code, out, err) == (0, "(none)\n", "")
     code, out, _ = run_main(capsys, "--home", str(tmp_path / "empty"), "list", "--json")
@@ -589,7 +648,7 @@ def test_deploy_description_shows_in_the_history(home: Path) -> None:
     rows = json.loads(ok(nk(home, "deployments", "--app", "shop", "--json")))
     assert [r["description"] for r in rows] == ["price fix", "second go"]
     lines = ok(nk(home, "deployments", "--app", "shop")).splitlines()
-    assert lines[1].endswith("price fix") and lines[2].endswith("second go")
+    assert lines[1].rstrip().endswith("price fix") and lines[2].endswith("second go")
     assert list(Workspace(home).deployments_frame("shop")["description"]) == [
         "price fix",
         "second go",

@@ -89,21 +89,76 @@ def test_absolute_repo(demo_home: Path, tmp_path: Path) -> None:
     assert tree_paths(repo_dir) == DEMO_FILES
 
 
-def test_other_staged_work_is_refused_not_swept_in(demo_home: Path, tmp_path: Path) -> None:
+def git(repo_dir: Path, *args: str) -> str:
+    """The real git binary in ``repo_dir``."""
+    result = subprocess.run(
+        ["git", "-C", str(repo_dir), *args], capture_output=True, text=True, check=True
+    )
+    return result.stdout
+
+
+def test_other_staged_work_stays_staged_and_out_of_the_commit(
+    demo_home: Path, tmp_path: Path
+) -> None:
+    """As ``git commit -- demo/``: the commit holds exactly the application's files; the
+    user's staged additions, changes and deletions elsewhere stay staged, untouched."""
     repo_dir = tmp_path / "repo"
+    repo_dir.mkdir()
+    git(repo_dir, "init", "-q")
+    git(repo_dir, "config", "user.name", "Ann")
+    git(repo_dir, "config", "user.email", "ann@example.org")
+    for name in ("keep.txt", "change.txt", "gone.txt"):
+        (repo_dir / name).write_text(f"{name} v1\n")
+    git(repo_dir, "add", ".")
+    git(repo_dir, "commit", "-q", "-m", "the user's files")
     ok(run_cli("commit", "demo", "--repo", str(repo_dir), "--message", "v1", home=demo_home))
     (repo_dir / "notes.txt").write_text("mine, not ready\n")
-    with Repo(str(repo_dir)) as repo:
-        porcelain.add(repo, paths=[str(repo_dir / "notes.txt")])
-        head = repo.head()
+    (repo_dir / "change.txt").write_text("change.txt v2, staged\n")
+    git(repo_dir, "add", "notes.txt", "change.txt")
+    git(repo_dir, "rm", "-q", "gone.txt")
+    (repo_dir / "keep.txt").write_text("keep.txt, changed but not staged\n")
+    staged_before = git(repo_dir, "diff", "--cached", "--raw", "--", ":!demo")
     Workspace(demo_home).edit("demo", "hello", action="res.body = 'hello'\n")
+    Workspace(demo_home).create(
+        "demo", "bye", label="Bye", method="GET", resource="bye", action="res.body = 'bye'\n"
+    )
+
+    out = ok(run_cli("commit", "demo", "--repo", str(repo_dir), "--message", "v2", home=demo_home))
+
+    assert "committed demo to" in out
+    changed = git(repo_dir, "show", "--name-status", "--format=", "HEAD").split("\n")
+    assert sorted(line for line in changed if line) == [
+        "A\tdemo/bye/action.py",
+        "A\tdemo/bye/definition.json",
+        "A\tdemo/bye/functions.py",
+        "M\tdemo/hello/action.py",
+    ]
+    assert set(git(repo_dir, "status", "--porcelain").splitlines()) == {
+        "A  notes.txt",
+        "D  gone.txt",
+        "M  change.txt",
+        " M keep.txt",
+    }
+    # The index entries of the other paths are what the user staged, byte for byte.
+    assert git(repo_dir, "diff", "--cached", "--raw", "--", ":!demo") == staged_before
+    assert git(repo_dir, "show", "HEAD:change.txt") == "change.txt v1\n"
+    assert git(repo_dir, "show", "HEAD:gone.txt") == "gone.txt v1\n"
+    assert (repo_dir / "keep.txt").read_text() == "keep.txt, changed but not staged\n"
+    # Committing the user's work afterwards takes exactly what they staged.
+    git(repo_dir, "commit", "-q", "-m", "the user's work")
+    assert git(repo_dir, "status", "--porcelain") == " M keep.txt\n"
+
+
+def test_other_staged_work_does_not_count_as_a_change(demo_home: Path, tmp_path: Path) -> None:
+    repo_dir = tmp_path / "repo"
+    ok(run_cli("commit", "demo", "--repo", str(repo_dir), "--message", "v1", home=demo_home))
+    (repo_dir / "notes.txt").write_text("mine\n")
+    git(repo_dir, "add", "notes.txt")
     line = refused(
         run_cli("commit", "demo", "--repo", str(repo_dir), "--message", "v2", home=demo_home)
     )
-    assert "other staged changes" in line and "notes.txt" in line
-    with Repo(str(repo_dir)) as repo:
-        assert repo.head() == head  # nothing committed
-        assert porcelain.status(repo).staged["add"] == [b"notes.txt"]  # still the user's
+    assert "nothing to commit: demo is unchanged" in line
+    assert git(repo_dir, "status", "--porcelain") == "A  notes.txt\n"
     assert tree_paths(repo_dir) == DEMO_FILES
 
 

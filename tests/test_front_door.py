@@ -52,6 +52,8 @@ def cluster(
     else:
         monkeypatch.delenv("NOTEBOOK_KIT_STORE", raising=False)
         homes = [tmp_path / "home"] * 3
+    for home in set(homes):
+        home.mkdir()
     action = tmp_path / "rev.py"
     action.write_text('res.body = {"rev": const.REV}\n')
     create = ["create", APP, "rev", "--label", "Revision", "--method", "get"]

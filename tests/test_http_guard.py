@@ -58,8 +58,22 @@ def test_options_asterisk_answers_200_with_allow(server: BackgroundServer) -> No
         b"GET /dev/restapi_sample/employee/E001 HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
         b"GET /dev/restapi_sample/employee/E001 HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n",
         b"GET /dev/restapi_sample/employee/E001 HTTP/1.1\r\nHost: x\r\nX-A: a\nb\r\n\r\n",
+        b"GET http://127.0.0.1 HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET http://127.0.0.1/dev/restapi_sample/employee/E001 HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET foo HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET ?a=1 HTTP/1.1\r\nHost: x\r\n\r\n",
     ],
-    ids=["nul-in-target", "empty-header-name", "nul-in-value", "bare-cr", "bare-lf"],
+    ids=[
+        "nul-in-target",
+        "empty-header-name",
+        "nul-in-value",
+        "bare-cr",
+        "bare-lf",
+        "absolute-form",
+        "absolute-form-with-path",
+        "not-a-path",
+        "query-only",
+    ],
 )
 def test_malformed_head_answers_400_json(server: BackgroundServer, request_bytes: bytes) -> None:
     answer, _ = exchange(server, request_bytes)

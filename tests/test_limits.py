@@ -8,7 +8,7 @@ import time
 import httpx
 from probe import CORS
 
-from notebook_kit.runtime.limits import RateLimiter, limiter_for
+from notebook_kit.runtime.limits import _CALLERS_KEPT, RateLimiter, limiter_for
 from notebook_kit.runtime.server import BackgroundServer
 from notebook_kit.workspace.workspace import Workspace
 
@@ -20,6 +20,21 @@ def test_rate_limiter_allows_burst_then_refills_at_rate() -> None:
     assert limiter.wait("other", 10.0) == 0.0  # callers have buckets of their own
     assert limiter.wait("k", 10.5) == 0.0
     assert limiter.wait("k", 10.5) > 0
+
+
+def test_rate_limiter_table_is_bounded_and_never_refills_a_live_bucket() -> None:
+    limiter = RateLimiter(rate=1.0, burst=2.0)
+    assert [limiter.wait("real", 10.0) for _ in range(2)] == [0.0, 0.0]
+    assert limiter.wait("real", 10.0) > 0  # empty
+    flood = [limiter.wait(f"made-up-{i}", 10.0) for i in range(_CALLERS_KEPT + 50)]
+    assert len(limiter._buckets) <= _CALLERS_KEPT
+    assert flood.count(0.0) == _CALLERS_KEPT - 1 + 2  # past the table: one shared bucket
+    assert limiter.wait("real", 10.0) > 0  # still empty: the flood did not refill it
+    # once their buckets are full again, the flood's callers are forgotten and new ones fit
+    assert limiter.wait("newcomer", 11.0) == 0.0
+    assert len(limiter._buckets) == 2  # "real" (not full yet) and the newcomer
+    assert limiter.wait("real", 11.0) == 0.0  # one token back at its rate, not by the flood
+    assert limiter.wait("real", 11.0) > 0
 
 
 def test_rate_limiter_is_kept_across_reloads_with_same_settings() -> None:
@@ -43,8 +58,12 @@ def test_runtime_answers_429_past_the_stage_rate_per_key(sample_workspace: Works
         assert limited.json() == {"message": "Too Many Requests"}
         assert limited.headers["access-control-allow-origin"] == CORS
         assert limited.headers["retry-after"] == "2"
-        # another key (a wrong one: still its own bucket, then refused by the key check)
+        # a wrong key counts as the caller's IP (a bucket of its own), then is refused
         assert client.get(dev, headers={"x-api-key": "nope"}).status_code == 403
+        # ... and never as a key: made-up keys share that one IP bucket
+        made_up = [client.get(dev, headers={"x-api-key": f"k{i}"}).status_code for i in range(6)]
+        assert made_up[:2] == [403, 403] and set(made_up[2:]) == {429}
+        assert client.get(dev, headers=own).status_code == 429  # the key's bucket is its own
         # prod has no limit
         prod = server.endpoint("prod", "restapi_sample", "employee/E001")
         for _ in range(10):
@@ -75,3 +94,24 @@ def test_runtime_applies_new_rate_limit_without_restart(sample_workspace: Worksp
         while client.get(dev, headers=own).status_code != 429:
             assert time.monotonic() < deadline, "the new limit was never applied"
             time.sleep(0.05)
+
+
+def test_made_up_keys_on_a_definition_without_auth_share_the_ip_bucket(
+    sample_workspace: Workspace,
+) -> None:
+    sample_workspace.create(
+        "restapi_sample",
+        "open",
+        label="open",
+        method="GET",
+        resource="open",
+        action="res.body = {'ok': True}",
+        requires_auth=False,
+    )
+    sample_workspace.deploy("restapi_sample", "dev")
+    sample_workspace.set_setting("rate_limit_dev", "0.5")
+    sample_workspace.set_setting("rate_limit_burst", "3")
+    with BackgroundServer(sample_workspace) as server, httpx.Client(timeout=5) as client:
+        url = server.endpoint("dev", "restapi_sample", "open")
+        statuses = [client.get(url, headers={"x-api-key": f"k{i}"}).status_code for i in range(20)]
+    assert statuses == [200] * 3 + [429] * 17

@@ -68,10 +68,30 @@ def test_magic_uses_home_option(
     shell: InteractiveShell, tmp_path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     home = tmp_path / "elsewhere"
+    home.mkdir()
     run(shell, f"demo ping --method GET --resource ping --home {home} --test", "res.body = 'pong'")
 
     assert Workspace(home).get("demo", "ping").resource == "ping"
     assert capsys.readouterr().out.splitlines()[1] == "200 pong"
+
+
+def test_magic_refuses_a_home_that_does_not_exist_unless_create(
+    shell: InteractiveShell, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As on the command line: a mistyped --home makes no workspace; --create makes it."""
+    typo = tmp_path / "wrokspace"
+    line = f"demo ping --method GET --resource ping --home {typo}"
+    run(shell, line, "res.body = 'pong'")
+
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "",
+        f"%%notebook_kit: the workspace directory {typo} does not exist "
+        "(add --create to make a new workspace there)\n",
+    )
+    assert not typo.exists()
+    run(shell, f"{line} --create", "res.body = 'pong'")
+    assert Workspace(typo).get("demo", "ping").resource == "ping"
 
 
 @pytest.mark.parametrize(

@@ -377,6 +377,8 @@ def test_deployment_to_dict_has_plain_values() -> None:
         "deployed_at": "2024-01-01T00:00:00.000Z",
         "host": "host",
         "active": True,
+        "forced": False,
+        "checks": None,
         "description": "",
     }
 

@@ -54,6 +54,8 @@ def nodes(tmp_path: Path, fresh_database: str, monkeypatch: pytest.MonkeyPatch) 
     # The nodes and the CLI are child processes: they inherit the store from here.
     monkeypatch.setenv("NOTEBOOK_KIT_STORE", fresh_database)
     homes = [tmp_path / "cli", tmp_path / "node1", tmp_path / "node2"]
+    for home in homes:
+        home.mkdir()
     action = tmp_path / "rev.py"
     action.write_text('res.body = {"rev": const.REV}\n')
     create = ["create", APP, "rev", "--label", "Revision", "--method", "get"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import packages_distributions
@@ -68,3 +69,47 @@ def test_notebook_extra_provides_every_import(notebook: Path) -> None:
         if not sources & provided:
             missing.append(f"{module} ({', '.join(sorted(sources))})")
     assert not missing, f"{notebook.name} imports what [notebook] does not install: {missing}"
+
+
+# A base install (no [notebook] extra), imitated in a child process: a meta-path finder
+# that refuses the extra's widget libraries, as if they were not installed.
+WITHOUT_EXTRA = """
+import sys
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"ipywidgets", "anywidget"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NotInstalled())
+import notebook_kit
+ws = notebook_kit.Workspace(sys.argv[1])
+server = ws.serve()  # the base install serves: Sanic is a base dependency
+print("served", server.url.startswith("http://127.0.0.1:"))
+server.stop()
+for name in ("studio", "request_charts"):
+    try:
+        notebook_kit.studio(ws) if name == "studio" else notebook_kit.request_charts
+    except ModuleNotFoundError as exc:
+        print(name, type(exc).__name__, exc.name, str(exc))
+"""
+
+
+def test_studio_without_the_notebook_extra_names_the_install(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_EXTRA, str(tmp_path / "ws")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    message = (
+        "notebook_kit.studio (and request_charts) needs the notebook extra, which is not "
+        "installed (no module named 'ipywidgets'): pip install 'notebook-kit[notebook]'"
+    )
+    assert result.stdout.splitlines() == [
+        "served True",
+        f"studio ModuleNotFoundError ipywidgets {message}",
+        f"request_charts ModuleNotFoundError ipywidgets {message}",
+    ]

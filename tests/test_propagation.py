@@ -70,6 +70,7 @@ def test_the_cli_store_option_deploys_to_the_shared_store(
     node = ServerProcess(tmp_path / "node", store=url).start()
     try:
         other = tmp_path / "cli-home"
+        other.mkdir()
         action = tmp_path / "action.js"
         action.write_text("res.body = 'from cli'")
         edit = ["--store", url, "edit", "hello", "hi", "--action-file", str(action)]

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
+
+import httpx
+import pytest
+from conftest import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
@@ -70,3 +77,52 @@ def test_scripts_install_into_the_environment_not_the_system() -> None:
     assert ".venv/" in (REPO / ".gitignore").read_text().splitlines()
     for script in ("test.sh", "run.sh", "venv.sh"):
         subprocess.run(["bash", "-n", str(SCRIPTS / script)], check=True)
+
+
+@pytest.mark.slow
+def test_run_sh_starts_jupyterlab_passing_extra_arguments_as_root_too(tmp_path: Path) -> None:
+    """The real ``bash scripts/run.sh`` (its install is a no-op re-install into the active
+    environment): JupyterLab starts and answers, with the extra arguments given to it;
+    as root (containers, CI) the script adds --allow-root, without which JupyterLab exits
+    1 ("Running as root is not recommended")."""
+    port = free_port()
+    venv = Path(sys.prefix)
+    env = {
+        **os.environ,
+        "VIRTUAL_ENV": str(venv),
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),  # Jupyter's config, data and runtime files go here
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+    }
+    log = tmp_path / "lab.log"
+    extra = ["--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1"]
+    with log.open("wb") as out:
+        lab = subprocess.Popen(
+            ["bash", str(SCRIPTS / "run.sh"), *extra],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 240
+        answered = None
+        while time.monotonic() < deadline and lab.poll() is None and answered is None:
+            try:
+                answered = httpx.get(f"http://127.0.0.1:{port}/api", timeout=2)
+            except httpx.TransportError:
+                time.sleep(0.5)
+        assert answered is not None and answered.status_code == 200, log.read_text()
+        assert "version" in answered.json()
+        # exec: the script's process is JupyterLab now, with the arguments it was given
+        argv = Path(f"/proc/{lab.pid}/cmdline").read_bytes().decode().split("\0")
+        after_notebook = argv[argv.index("notebooks/01-quickstart.ipynb") + 1 : -1]
+        assert after_notebook == (["--allow-root", *extra] if os.geteuid() == 0 else extra)
+    finally:
+        os.killpg(lab.pid, signal.SIGTERM)
+        try:
+            lab.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(lab.pid, signal.SIGKILL)
+            lab.wait()

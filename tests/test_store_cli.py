@@ -40,6 +40,7 @@ def test_a_bad_or_unreachable_store_is_one_line_without_the_password(
     tmp_path: Path, url: str, says: str
 ) -> None:
     url = url.format(port=free_port())
+    (tmp_path / "h").mkdir()
     for args, env in (
         (["--store", url, "keys"], None),
         (["keys"], {"NOTEBOOK_KIT_STORE": url}),
@@ -62,6 +63,7 @@ def test_a_missing_database_is_refused_in_one_line(
     tmp_path: Path, postgres_server: PostgresServer
 ) -> None:
     url = postgres_server.url.rsplit("/", 1)[0] + "/no_such_database"
+    (tmp_path / "h").mkdir()
     stderr = _one_line_failure(run_cli("--store", url, "keys", home=tmp_path / "h"))
     assert "no_such_database" in stderr and "does not exist" in stderr
 
@@ -71,6 +73,7 @@ def test_a_wrong_password_is_refused_in_one_line_without_it(
 ) -> None:
     postgres_server.add_password_role("ann", "right-pw")
     url = postgres_server.url.replace("postgres@", "ann:wrong-pw@", 1)
+    (tmp_path / "h").mkdir()
     stderr = _one_line_failure(run_cli("--store", url, "keys", home=tmp_path / "h"))
     assert "password authentication failed" in stderr
     assert "wrong-pw" not in stderr and "ann:***@" in stderr
@@ -80,6 +83,8 @@ def test_environment_variable_and_option_choose_the_same_store(
     tmp_path: Path, fresh_database: str
 ) -> None:
     keys = Workspace(tmp_path / "a", store=fresh_database).keys()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "c").mkdir()
     by_env = run_cli("keys", home=tmp_path / "b", env={"NOTEBOOK_KIT_STORE": fresh_database})
     by_option = run_cli("--store", fresh_database, "keys", home=tmp_path / "c")
     expected = "".join(f"{stage} {key}\n" for stage, key in keys.items())
@@ -95,6 +100,7 @@ def test_serve_start_line_masks_the_password(
     # The test server trusts every login, so any password gets in.
     url = postgres_server.create_database().replace("postgres@", "postgres:hunter2-pw@")
     port = free_port()
+    (tmp_path / "h").mkdir()
     command = [sys.executable, "-m", "notebook_kit", "--home", str(tmp_path / "h")]
     process = subprocess.Popen(
         [*command, "--store", url, "serve", "--port", str(port)],
@@ -128,6 +134,7 @@ def _snapshot(ws: Workspace) -> tuple[object, ...]:
     return (
         ws.applications(),
         ws.definitions(),
+        ws.store.examples.list(),
         ws.deployments(),
         ws.keys(),
         ws.store.stored_settings(),
@@ -149,7 +156,10 @@ def test_copy_moves_a_sqlite_workspace_into_postgres_and_serves_the_same(
     ws.users().create_group({"name": "staff"})
     ws.users().add_users({"groupName": "staff", "emails": ["ann@x.org"]})
     ws.edit("restapi_sample", "calculator", label="Calc v2")
-    ws.deploy("restapi_sample", "dev")
+    sum_body = '{"arg1": 1, "arg2": 2, "operation": "plus"}'
+    ws.add_example("restapi_sample", "calculator", "sum", request={"body": sum_body},
+                   expect={"json": {"$": 3}})  # fmt: skip
+    assert ws.deploy("restapi_sample", "dev").checks_summary() == "1 pass"
     ws.rollback("restapi_sample", "dev")
     local = ServerProcess(ws.home).start()
     try:

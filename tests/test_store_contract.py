@@ -95,6 +95,89 @@ def test_refused_create_changes_nothing(ws: Workspace) -> None:
     assert ws.definitions() == before
 
 
+# -- examples ----------------------------------------------------------------------------
+
+
+def _examples(ws: Workspace, app: str = "shop") -> list[tuple[str, str, int]]:
+    return [(e.api_id, e.name, e.expect.status) for e in ws.examples(app)]
+
+
+def test_examples_round_trip_follow_renames_and_go_with_their_definition(
+    ws: Workspace, store_url: str
+) -> None:
+    _shop(ws)
+    ws.add_example("shop", "one", "b", request={"path_parameters": {"id": "7"}})
+    ws.add_example(
+        "shop",
+        "one",
+        "A",
+        request={"path_parameters": {"id": "8"}, "query": "x=1", "headers": {"X-A": "1"}},
+        expect={"status": 404, "json": {"items.0.name": "Ada", "ok": True}, "max_ms": 250},
+    )
+    ws.add_example("shop", "list", "all", expect={"json": {"$": 1}})
+    stamp = ws.change_stamp()
+    other = _reopen(ws, store_url)
+    assert _examples(other) == [("list", "all", 200), ("one", "A", 404), ("one", "b", 200)]
+    a = other.examples("shop", "one")[0]
+    assert a.request.to_dict() == {
+        "path_parameters": {"id": "8"},
+        "query": "x=1",
+        "headers": {"X-A": "1"},
+        "body": "",
+    }
+    assert a.expect.to_dict() == {
+        "status": 404,
+        "json": {"items.0.name": "Ada", "ok": True},
+        "max_ms": 250.0,
+    }
+    again = {"path_parameters": {"id": "7"}}
+    ws.add_example("shop", "one", "b", request=again, expect={"status": 201}, replace=True)
+    assert ws.change_stamp() != stamp  # studios notice an example saved elsewhere
+    ws.edit("shop", "one", new_id="single")  # a rename carries its examples
+    assert _examples(other) == [("list", "all", 200), ("single", "A", 404), ("single", "b", 201)]
+    ws.delete("shop", "single")  # deleting a definition deletes its examples
+    assert _examples(other) == [("list", "all", 200)]
+    ws.remove_example("shop", "list", "all")
+    assert _examples(other) == []
+    ws.add_example("shop", "list", "again")
+    ws.delete_application("shop")  # and deleting the application, all of them
+    ws.create("shop", "list", label="L", method="GET", resource="items", action="")
+    assert _examples(other) == []
+
+
+def test_refused_examples_change_nothing(ws: Workspace) -> None:
+    _shop(ws)
+    ws.add_example("shop", "one", "x", request={"path_parameters": {"id": "1"}})
+    before = ws.examples("shop")
+    with pytest.raises(ConflictError, match="already has an example 'x'"):
+        ws.add_example("shop", "one", "x", request={"path_parameters": {"id": "2"}})
+    with pytest.raises(ValidationError, match=r"path parameter \{id\}"):
+        ws.add_example("shop", "one", "y")
+    with pytest.raises(NotFoundError, match="no definition 'nope'"):
+        ws.add_example("shop", "nope", "z")
+    with pytest.raises(NotFoundError, match="has no example 'w'"):
+        ws.remove_example("shop", "one", "w")
+    assert ws.examples("shop") == before
+
+
+def test_deployments_keep_forced_and_checks(ws: Workspace, store_url: str) -> None:
+    _shop(ws)
+    ws.edit("shop", "list", action="res.body = {'n': 1}")
+    plain = ws.deploy("shop", "dev")
+    ws.add_example("shop", "list", "one", expect={"json": {"n": 1}})
+    checked = ws.deploy("shop", "dev")
+    ws.add_example("shop", "list", "two", expect={"json": {"n": 2}})
+    forced = ws.deploy("shop", "dev", force=True)
+    history = {d.id: d for d in _reopen(ws, store_url).deployments("shop")}
+    assert (history[plain.id].forced, history[plain.id].checks) == (False, None)
+    assert history[checked.id].forced is False
+    assert history[checked.id].checks_summary() == "1 pass"
+    assert history[forced.id].forced is True
+    assert history[forced.id].checks_summary() == "1 of 2 fail, forced"
+    failing = [r for r in (history[forced.id].checks or {})["results"] if not r["passed"]]
+    assert failing[0]["differences"] == ["n is 1, expected 2"]
+
+
 # -- deployments, live, rollback ----------------------------------------------------------
 
 

@@ -19,8 +19,10 @@ pragmas: an action cannot reach the workspace store through ``db``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sqlite3
+import weakref
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from itertools import repeat
@@ -59,11 +61,19 @@ def _authorize(
 
 
 class Database:
-    """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count."""
+    """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count.
+
+    It holds no attribute that leads to its connections (``_PRIVATE`` keeps them, keyed
+    by a number of the instance's own): an action cannot reach a connection to remove
+    its authorizer. (Not ``id(self)``: ``id()`` raises an audit event on every call.)
+    """
+
+    __slots__ = ("__weakref__", "_key", "path")
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._threads = ThreadConnections(
+        self._key = key = next(_KEYS)
+        _PRIVATE[key] = ThreadConnections(
             self.path,
             timeout=5.0,
             pragmas=("journal_mode=WAL",),
@@ -72,12 +82,13 @@ class Database:
             begin_failed="db",
             commit_failed="db: could not commit",
         )
-        self._local = self._threads.local  # .conn: this thread's connection or None
+        weakref.finalize(self, _PRIVATE.pop, key, None)
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
+        threads = _PRIVATE[self._key]
         try:
-            conn = self._local.conn or self._threads.connection()
+            conn = threads.local.conn or threads.connection()
             cursor = conn.execute(sql, params)
             rows = cursor.fetchall()  # [] for a statement that returns no rows
             if not rows:
@@ -92,8 +103,9 @@ class Database:
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
+        threads = _PRIVATE[self._key]
         try:
-            conn = self._local.conn or self._threads.connection()
+            conn = threads.local.conn or threads.connection()
             return conn.execute(sql, params).rowcount
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
@@ -101,21 +113,43 @@ class Database:
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement once per parameter set; returns the total row count."""
         try:
-            return self._threads.connection().executemany(sql, rows).rowcount
+            return _PRIVATE[self._key].connection().executemany(sql, rows).rowcount
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 
     def transaction(self) -> AbstractContextManager[Database]:
         """Group statements: all of them happen, or (on an exception) none. Nested uses
         join the outer transaction."""
-        return self._threads.transaction(self)
+        return _DbTransaction(self)
 
     def close(self) -> None:
         """Close this thread's connection."""
-        self._threads.close()
+        _PRIVATE[self._key].close()
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"
+
+
+# Each Database's connections, by its key: never an attribute of the Database.
+_PRIVATE: dict[int, ThreadConnections] = {}
+_KEYS = itertools.count()
+
+
+class _DbTransaction:
+    """``db.transaction()``: it too holds only the Database, never its connections."""
+
+    __slots__ = ("_began", "_db")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._began = False
+
+    def __enter__(self) -> Database:
+        self._began = _PRIVATE[self._db._key].begin()
+        return self._db
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        _PRIVATE[self._db._key].end(self._began, failed=kind is not None)
 
 
 def open_database(url: str | None, default_path: str | Path) -> Any:

@@ -85,7 +85,7 @@ def _file_storage(fn: Functions) -> LocalFileStorage:
     with _as_builtin_error("file storage"):
         root = resolve_root(context.home, context.setting("files_root"))
         if private.files is None or private.files.root != root:
-            private.files = LocalFileStorage(root)
+            private.files = LocalFileStorage(root, guarded=context.store.path)
     return private.files
 
 

@@ -59,10 +59,20 @@ def _definition_options(function: Any) -> Any:
 @click.command()
 @click.argument("app")
 @click.argument("api_id")
-@click.option("--label", required=True)
-@click.option("--method", required=True, type=click.Choice(METHODS, case_sensitive=False))
+@click.option("--label", required=True, help="What the definition does, in words.")
+@click.option(
+    "--method",
+    required=True,
+    type=click.Choice(METHODS, case_sensitive=False),
+    help="The HTTP method it answers.",
+)
 @click.option("--resource", required=True, help="Path such as employee/{id}.")
-@click.option("--action-file", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--action-file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Python file holding the action (reads req, sets res).",
+)
 @_definition_options
 @click.pass_context
 def create(
@@ -100,11 +110,21 @@ def create(
 @click.command()
 @click.argument("app")
 @click.argument("api_id")
-@click.option("--new-id", default=None)
-@click.option("--label", default=None)
-@click.option("--method", default=None, type=click.Choice(METHODS, case_sensitive=False))
-@click.option("--resource", default=None)
-@click.option("--action-file", default=None, type=click.Path(dir_okay=False))
+@click.option("--new-id", default=None, help="Rename the definition to this API ID.")
+@click.option("--label", default=None, help="A new label.")
+@click.option(
+    "--method",
+    default=None,
+    type=click.Choice(METHODS, case_sensitive=False),
+    help="A new HTTP method.",
+)
+@click.option("--resource", default=None, help="A new resource path, such as employee/{id}.")
+@click.option(
+    "--action-file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Python file holding the new action.",
+)
 @_definition_options
 @click.pass_context
 def edit(
@@ -169,9 +189,9 @@ def copy(ctx: click.Context, app: str, api_id: str, to_app: str, new_id: str | N
 
 
 @click.command(name="list")
-@click.option("--app", default=None)
+@click.option("--app", default=None, help="Only this application's definitions.")
 @click.option("--label", default=None, help="Case-insensitive substring of the label.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def list_(ctx: click.Context, app: str | None, label: str | None, as_json: bool) -> None:
     """List definitions."""

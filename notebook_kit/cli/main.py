@@ -4,7 +4,8 @@ Each command builds the workspace, calls one method and prints the result (``--j
 where offered). A refusal prints one line on stderr and exits 1; a usage mistake exits 2.
 This module holds the group, the entry point and the workspace-wide commands (sample,
 keys, serve, export, import, commit); the definition commands are in ``definitions``,
-the stage commands in ``publishing``, ``settings`` in ``settings``.
+the stage commands in ``publishing``, ``example`` and ``check`` in ``examples``,
+``settings`` in ``settings``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import click
 
 from ..errors import NotebookKitError
 from . import definitions as cli_definitions
+from . import examples as cli_examples
 from . import publishing as cli_publishing
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
@@ -32,12 +34,23 @@ def _fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    subcommand_metavar="COMMAND [ARGS]...",
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False),
     default=None,
-    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit).",
+    help="Workspace directory (default: $NOTEBOOK_KIT_HOME or ~/.notebook_kit). One named "
+    "here or in $NOTEBOOK_KIT_HOME must exist, unless --create is given.",
+)
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Make the workspace directory named by --home or $NOTEBOOK_KIT_HOME if it does "
+    "not exist (~/.notebook_kit is always made on first use).",
 )
 @click.option(
     "--store",
@@ -48,9 +61,13 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 )
 @click.version_option(package_name="notebook-kit")
 @click.pass_context
-def cli(ctx: click.Context, home: str | None, store: str | None) -> None:
+def cli(ctx: click.Context, home: str | None, create: bool, store: str | None) -> None:
     """Define, test and publish small REST APIs."""
-    ctx.obj = {"home": home, "store": store}
+    ctx.obj = {"home": home, "create": create, "store": store}
+    if ctx.invoked_subcommand is None:
+        # No command: the help as --help prints it, but exit 2 (nothing was done).
+        click.echo(ctx.get_help())
+        ctx.exit(2)
 
 
 @cli.command()
@@ -77,16 +94,48 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on (0.0.0.0: every interface).",
+)
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port to listen on.",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker processes, each reading the same store.",
+)
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Run in the background: return once the server answers, printing its URL, "
+    "process ID and log file. 'notebook-kit stop' ends it.",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
+def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) -> None:
     """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
     from ..runtime.server import serve as run_server
 
     ws = workspace_of(ctx)
     shared = f" (store {ws.store.location})" if ws.store.url else ""
+    if detach:
+        from ..runtime.detached import start_detached
+
+        server = start_detached(ws.home, host, port, workers, ws.store.url or "")
+        click.echo(
+            f"notebook-kit serving {ws.home}{shared} at {server.url} in the background "
+            f"(pid {server.pid}, log {server.log}); 'notebook-kit stop' ends it"
+        )
+        return
     banner = (
         f"notebook-kit serving {ws.home}{shared} at http://{host}:{port} "
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
@@ -96,6 +145,18 @@ def serve(ctx: click.Context, host: str, port: int, workers: int) -> None:
     # The URL (password and all) reaches the workers inside the factory, not on a command line.
     factory = partial(_app_for_home, str(ws.home), ws.store.url or "")
     run_server(factory, host, port, workers, on_ready=partial(_say, banner))
+
+
+@cli.command()
+@click.option("--port", default=None, type=click.IntRange(1, 65535), help="Only this one.")
+@click.pass_context
+def stop(ctx: click.Context, port: int | None) -> None:
+    """Stop the servers 'serve --detach' started for this workspace (they finish the calls
+    in flight first)."""
+    from ..runtime.detached import stop_detached
+
+    for server in stop_detached(workspace_of(ctx).home, port):
+        click.echo(f"stopped the server at {server.url} (pid {server.pid})")
 
 
 def _say(line: str) -> None:
@@ -114,7 +175,12 @@ def _app_for_home(home: str, store: str = "") -> Any:
 
 @cli.command(name="export")
 @click.argument("app")
-@click.option("--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The JSON file to write (replaced whole).",
+)
 @click.pass_context
 def export_(ctx: click.Context, app: str, output: str) -> None:
     """Write APP and its definitions to one JSON file."""
@@ -134,8 +200,13 @@ def import_(ctx: click.Context, file: str, replace: bool) -> None:
 
 @cli.command()
 @click.argument("app")
-@click.option("--repo", required=True, type=click.Path(file_okay=False))
-@click.option("--message", required=True)
+@click.option(
+    "--repo",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The git repository (relative to the current directory; created when missing).",
+)
+@click.option("--message", required=True, help="The commit message (not empty).")
 @click.option(
     "--author",
     default=None,
@@ -154,6 +225,8 @@ for _command in (
     cli_definitions.delete,
     cli_definitions.copy,
     cli_definitions.list_,
+    cli_examples.example,
+    cli_examples.check,
     cli_publishing.deploy,
     cli_publishing.undeploy,
     cli_publishing.rollback,
@@ -169,7 +242,8 @@ for _command in (
 def main(argv: list[str] | None = None) -> None:
     """Entry point: domain errors and usage mistakes become one line on stderr."""
     try:
-        cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
+        # a command's ctx.exit(n) comes back as n (``check`` exits 1 when an example fails)
+        code = cli.main(args=argv, prog_name="notebook-kit", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
@@ -191,4 +265,4 @@ def main(argv: list[str] | None = None) -> None:
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -4,13 +4,16 @@ files options name, and the two output shapes (aligned tables and ``--json``).""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..domain.models import Stage
-from ..errors import NotebookKitError
+from ..domain.settings import HOME_ENV
+from ..errors import NotebookKitError, NotFoundError
+from ..workspace.configuration import require_home
 from ..workspace.workspace import Workspace
 
 __all__ = ["STAGES", "echo_json", "echo_table", "read_file", "workspace_of"]
@@ -20,8 +23,16 @@ STAGES = click.Choice([str(s) for s in Stage])
 
 def workspace_of(ctx: click.Context) -> Workspace:
     """The workspace of ``--home`` on the store of ``--store`` (the group keeps both in
-    ``ctx.obj``)."""
-    return Workspace(ctx.obj["home"], store=ctx.obj.get("store"))
+    ``ctx.obj``). A home the user named (``--home`` or ``$NOTEBOOK_KIT_HOME``) must exist
+    unless ``--create`` was given: a typo is refused, not made into a new workspace."""
+    home = ctx.obj["home"]
+    named = home if home is not None else os.environ.get(HOME_ENV) or None
+    if named is not None and not ctx.obj.get("create"):
+        try:
+            require_home(Path(named))
+        except NotFoundError as exc:
+            raise NotebookKitError(f"{exc} (add --create to make a new workspace there)") from None
+    return Workspace(home, store=ctx.obj.get("store"))
 
 
 def read_file(path: str | None, what: str) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..domain.checks import CheckReport
 from ..domain.models import endpoint_url
 from ..workspace.transfer import write_json
 from .output import STAGES, echo_json, echo_table, workspace_of
@@ -24,7 +25,7 @@ def _base_url_option(text: str) -> Callable[[F], F]:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.option(
     "--description",
     "-m",
@@ -32,20 +33,31 @@ def _base_url_option(text: str) -> Callable[[F], F]:
     help="What this deploy is for (one line, kept in the deployment history).",
 )
 @_base_url_option("Base URL used to print the endpoint URLs.")
+@click.option("--force", is_flag=True, help="Deploy even when an example fails.")
 @click.pass_context
-def deploy(ctx: click.Context, app: str, stage: str, description: str, base_url: str) -> None:
-    """Publish APP's saved definitions to a stage."""
+def deploy(
+    ctx: click.Context, app: str, stage: str, description: str, base_url: str, force: bool
+) -> None:
+    """Publish APP's saved definitions to a stage, once its examples pass."""
     ws = workspace_of(ctx)
-    deployment = ws.deploy(app, stage, description)
+    deployment = ws.deploy(app, stage, force=force, description=description)
     said = f": {deployment.description}" if deployment.description else ""
     click.echo(f"deployed {app} to {stage} (deployment {deployment.id}){said}")
+    if deployment.checks is not None:
+        report = CheckReport.from_dict(deployment.checks)
+        if report.passed:
+            click.echo(f"  examples: {report.summary()}")
+        else:
+            click.echo(f"  forced past failing examples: {report.summary()}")
+            for line in report.lines():
+                click.echo(f"  {line}")
     for d in ws.definitions(app):
         click.echo(f"  {d.method:<7} {endpoint_url(base_url, stage, app, d.resource)}")
 
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.pass_context
 def undeploy(ctx: click.Context, app: str, stage: str) -> None:
     """Stop serving APP on a stage."""
@@ -55,7 +67,7 @@ def undeploy(ctx: click.Context, app: str, stage: str) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
 @click.option(
     "--to",
     "to",
@@ -73,20 +85,24 @@ def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
 
 
 @click.command()
-@click.option("--app", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--app", default=None, help="Only this application's deployments.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
-    """The deployment history; ACTIVE marks what each stage serves now."""
-    rows = [d.to_dict() for d in workspace_of(ctx).deployments(app)]
+    """The deployment history; ACTIVE marks what each stage serves now, DESCRIPTION what
+    the deploy was said to be for, EXAMPLES what the deploy's examples found ('3 pass',
+    '1 of 3 fail, forced')."""
+    found = workspace_of(ctx).deployments(app)
     if as_json:
-        echo_json(rows)
+        echo_json([d.to_dict() for d in found])
     else:
-        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active", "description"])
+        rows = [{**d.to_dict(), "examples": d.checks_summary()} for d in found]
+        columns = ["id", "app", "stage", "deployed_at", "host", "active", "description"]
+        echo_table(rows, [*columns, "examples"])
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @click.pass_context
 def resources(ctx: click.Context, as_json: bool) -> None:
     """Resource counts per stage: the root plus one per application and path segment."""
@@ -103,8 +119,10 @@ def resources(ctx: click.Context, as_json: bool) -> None:
 
 @click.command()
 @click.argument("app")
-@click.option("--stage", required=True, type=STAGES)
-@click.option("--output", "-o", default=None, type=click.Path(dir_okay=False), help="File.")
+@click.option("--stage", required=True, type=STAGES, help="dev (debug) or prod (release).")
+@click.option(
+    "--output", "-o", default=None, type=click.Path(dir_okay=False), help="Write to this file."
+)
 @_base_url_option("Base URL of the runtime; the server URL is BASE/STAGE/APP.")
 @click.pass_context
 def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_url: str) -> None:

@@ -65,7 +65,7 @@ def settings() -> None:
 
 
 @settings.command(name="list")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """Every setting with its value in force (secrets masked) and where it comes from."""

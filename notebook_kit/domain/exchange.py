@@ -1,21 +1,25 @@
 """The export document: one self-describing, versioned JSON file per application.
 
 ``to_document`` writes it; ``from_document`` reads it back, checking everything before
-anything is written, so a bad file is refused whole.
+anything is written, so a bad file is refused whole. Examples travel in an optional
+top-level ``examples`` list (``examples_from_document`` reads it): a file without one,
+as every older export is, holds none, and older versions ignore the list.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError, NotebookKitError, ValidationError
 from .actions import check_sources
 from .clock import now
+from .examples import Example
 from .models import APPLICATION_TYPE, Application, Definition
 
-__all__ = ["FORMAT", "from_document", "read_document", "to_document"]
+__all__ = ["FORMAT", "examples_from_document", "from_document", "read_document", "to_document"]
 
 FORMAT = "notebook-kit/1"
 _DEFINITION_FIELDS = (
@@ -32,8 +36,11 @@ _DEFINITION_FIELDS = (
 )
 
 
-def to_document(app: Application, definitions: list[Definition]) -> dict[str, Any]:
-    return {
+def to_document(
+    app: Application, definitions: list[Definition], examples: Sequence[Example] = ()
+) -> dict[str, Any]:
+    """The export of ``app``; its ``examples`` are written only when it has some."""
+    document = {
         "format": FORMAT,
         "exported_at": now(),
         "application": app.to_dict(),
@@ -46,6 +53,11 @@ def to_document(app: Application, definitions: list[Definition]) -> dict[str, An
             for d in definitions
         ],
     }
+    if examples:
+        document["examples"] = [
+            {k: v for k, v in e.to_dict().items() if k != "app"} for e in examples
+        ]
+    return document
 
 
 def read_document(path: str | Path) -> dict[str, Any]:
@@ -109,3 +121,35 @@ def from_document(document: Any) -> tuple[Application, list[Definition]]:
     if repeated:
         raise ValidationError(f"the export holds definition {repeated[0]!r} twice")
     return app, definitions
+
+
+def examples_from_document(document: Any, definitions: list[Definition]) -> list[Example]:
+    """Validate the examples of an export that ``from_document`` accepted (none when it
+    has no ``examples`` list): each names one of its ``definitions`` and gives exactly
+    that definition's path parameters."""
+    items = document.get("examples", [])
+    if not isinstance(items, list):
+        raise FormatError("the export's 'examples' is not a list")
+    app = document["application"]["id"]
+    parameters = {d.id: d.path_parameters for d in definitions}
+    examples: list[Example] = []
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise FormatError(f"example {number} is not an object")
+        try:
+            example = Example.from_dict({**item, "app": app})
+        except NotebookKitError as exc:
+            raise FormatError(f"the export holds an invalid example {number}: {exc}") from None
+        if example.api_id not in parameters:
+            raise FormatError(
+                f"example {example.key} is of definition {example.api_id!r}, "
+                "which the export does not hold"
+            )
+        try:
+            example.check_parameters(parameters[example.api_id])
+        except NotebookKitError as exc:
+            raise FormatError(f"the export holds an invalid example: {exc}") from None
+        if any(e.key == example.key for e in examples):
+            raise FormatError(f"the export holds example {example.key} twice")
+        examples.append(example)
+    return examples

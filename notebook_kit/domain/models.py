@@ -301,7 +301,10 @@ class Definition:
 
 @dataclass(frozen=True)
 class Deployment:
-    """One deploy of an application to a stage; ``active`` if the stage serves it now."""
+    """One deploy of an application to a stage; ``active`` if the stage serves it now.
+    ``forced``: deployed with force (past failing examples); ``checks``: what its run of
+    the application's examples found (``CheckReport.to_dict()``), None when there were
+    none to run."""
 
     id: int
     app: str
@@ -309,7 +312,17 @@ class Deployment:
     deployed_at: str
     host: str
     active: bool = False
+    forced: bool = False
+    checks: dict[str, Any] | None = field(default=None, hash=False)
     description: str = ""  # what the person deploying said it was for ('' if nothing)
+
+    def checks_summary(self) -> str:
+        """'3 pass', '1 of 3 fail', or '' (no examples ran); ', forced' when forced."""
+        said = ""
+        if self.checks:
+            total, failed = self.checks.get("total", 0), self.checks.get("failed", 0)
+            said = f"{failed} of {total} fail" if failed else f"{total} pass"
+        return f"{said}, forced" if self.forced and said else ("forced" if self.forced else said)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -319,5 +332,7 @@ class Deployment:
             "deployed_at": self.deployed_at,
             "host": self.host,
             "active": self.active,
+            "forced": self.forced,
+            "checks": self.checks,
             "description": self.description,
         }

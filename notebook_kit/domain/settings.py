@@ -127,8 +127,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "request_timeout",
         60.0,
-        "Seconds a caller has to send a request's head, and its body (408 past it).",
+        "Seconds a caller has to send a request's whole head, and then its whole body "
+        "(408 past it), however slowly the bytes come.",
         _positive_float,
+    ),
+    Setting(
+        "keep_alive_timeout",
+        5.0,
+        "Seconds an idle keep-alive connection stays open.",
+        _positive_float,
+    ),
+    Setting(
+        "descriptor_reserve",
+        256,
+        "File descriptors each worker keeps free of client connections (past the rest, a "
+        "new connection closes the slowest idle or unfinished one).",
+        _positive_int,
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     Setting(

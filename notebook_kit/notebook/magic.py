@@ -5,15 +5,16 @@
     %%notebook_kit APP API_ID [--method M --resource PATH --label TEXT
                               --content-type T --no-auth]
                              [--test [--path-param NAME=VALUE ...] [--query Q] [--body TEXT]]
-                             [--home DIR | --ws VARIABLE]
+                             [--home DIR [--create] | --ws VARIABLE]
     res.body = {"hello": req.pathParameters["name"]}
 
 The cell body becomes the action of ``APP``/``API_ID``: an existing definition is edited
 (the options given change it too), a missing one is created when ``--method`` and
 ``--resource`` are given. ``--test`` then runs the saved definition in-process and prints
 its status and body. The workspace is ``--ws`` (a ``Workspace`` variable of the notebook),
-else ``--home``, else ``Workspace()`` (``NOTEBOOK_KIT_HOME``). Refusals print one line on
-stderr, never a traceback.
+else ``--home`` (which must exist unless ``--create`` is given, as on the command line),
+else ``Workspace()`` (``NOTEBOOK_KIT_HOME``). Refusals print one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
-from ..errors import NotebookKitError, ValidationError
+from ..errors import NotebookKitError, NotFoundError, ValidationError
+from ..workspace.configuration import require_home
 from ..workspace.workspace import Workspace
 
 __all__ = ["load_ipython_extension", "notebook_kit_magic", "run_magic"]
@@ -56,6 +59,7 @@ def _parser() -> _Parser:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--home")
     where.add_argument("--ws")
+    parser.add_argument("--create", action="store_true")
     return parser
 
 
@@ -65,7 +69,14 @@ def _workspace(args: argparse.Namespace, namespace: dict[str, Any]) -> Workspace
         if not isinstance(found, Workspace):
             raise ValidationError(f"--ws {args.ws}: the notebook has no Workspace named {args.ws}")
         return found
-    return Workspace(args.home) if args.home else Workspace()
+    if not args.home:
+        return Workspace()
+    if not args.create:  # a mistyped --home is refused, not made into a new workspace
+        try:
+            require_home(Path(args.home))
+        except NotFoundError as exc:
+            raise NotFoundError(f"{exc} (add --create to make a new workspace there)") from None
+    return Workspace(args.home)
 
 
 def _path_parameters(items: list[str]) -> dict[str, str]:

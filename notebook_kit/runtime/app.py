@@ -28,9 +28,10 @@ from ..builtins.context import ActionEnvironment, BuiltinContext
 from ..domain.messages import ActionRequest, ActionResponse, render_response
 from ..domain.models import Definition, Stage
 from ..errors import StoreError
+from ..store.file_stamp import FileStamp
 from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .builder import LiveBuilder
-from .http_guard import apply_timeouts
+from .connections import apply_connection_settings
 from .interrupts import ActionTimeout
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
@@ -48,6 +49,8 @@ __all__ = ["Runtime"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_SECONDS = 0.1
+_IDLE_WAKE_SECONDS = 1.0  # with nothing to flush, the watch loop wakes at least this often
+_BEAT_SECONDS = 0.5  # a worker's heartbeat (worker_sync.STALE_MS is four times longer)
 BUSY_TEXT = "Too many requests in flight"
 
 
@@ -60,11 +63,31 @@ def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> 
     return given is not None and _same(given.encode("utf-8", "surrogateescape"), key)
 
 
-def _limited(limiter: RateLimiter, request: Request, now: float) -> str:
+def _limited(
+    limiter: RateLimiter, request: Request, key: bytes, now: float, _same: Any = hmac.compare_digest
+) -> str:
     """The ``Retry-After`` of a call past its stage's rate limit, or "" when it may go.
-    The caller is the x-api-key it presents, else its IP address."""
-    wait = limiter.wait(request.headers.get("x-api-key") or request.ip, now)
+    The caller is the stage's API key when it presents that key, else its IP address: a
+    made-up key is no caller of its own (it would get a fresh bucket per value)."""
+    given = request.headers.get("x-api-key")
+    if given is None or not _same(given.encode("utf-8", "surrogateescape"), key):
+        given = request.ip
+    wait = limiter.wait(given, now)
     return retry_after(wait) if wait else ""
+
+
+async def _within(action: Any, limit: float) -> None:
+    """Await an async action for at most ``limit`` seconds: past it the action is
+    cancelled and ``ActionTimeout`` raised (its own ``TimeoutError`` stays its own)."""
+    scope = asyncio.timeout(limit)
+    try:
+        async with scope:
+            await action
+    except TimeoutError:
+        if not scope.expired():
+            raise
+    if scope.expired():  # also when the action swallowed the cancellation
+        raise ActionTimeout(limit)
 
 
 class Runtime:
@@ -89,6 +112,8 @@ class Runtime:
         # The node's workers switch together (worker_sync); None: this worker alone.
         self.sync: WorkerSync | None = None
         self._committed: Any = None  # sync's shared array, read on the request path
+        # SQLite: skip the generation poll while the store's files have not changed.
+        self._stamp = FileStamp(self.store.path) if self.store.path is not None else None
 
     # -- building and swapping the live tables -----------------------------------------
 
@@ -121,9 +146,11 @@ class Runtime:
         self._settings = dict(state.settings)
         if hasattr(self, "relay"):
             self.relay.cap = state.max_concurrent_actions
+            if self.relay.gil_freeze_exit:  # the GIL watchdog follows the default limit
+                self.relay.gil_freeze_exit = state.action_timeout + self.relay.grace
         if self.app is not None:
             self.app.config.REQUEST_MAX_SIZE = state.max_body_bytes
-            apply_timeouts(self.app.config, state.request_timeout)
+            apply_connection_settings(self.app.config, state.settings)
 
     def refresh(self) -> bool:
         """Build and serve the store's new state now, if it changed. Returns whether."""
@@ -193,9 +220,11 @@ class Runtime:
         """Reload on change and flush the request log in between; never stops on an error.
 
         A change is noticed at once where the store tells (``StoreLink.wake``), else at the
-        next poll of the generation (every reload interval). The log is flushed every
-        ``_FLUSH_SECONDS`` (at most every reload interval), so each flush is small. While
-        the store is away, the worker serves what it has and keeps a bounded backlog.
+        next poll of the generation (every reload interval; on SQLite only when the store's
+        files changed: ``FileStamp``). The log is flushed every ``_FLUSH_SECONDS`` while
+        there is something to flush, so each flush is small; with nothing to flush the
+        loop wakes once a reload interval. While the store is away, the worker serves what
+        it has and keeps a bounded backlog.
         """
         loop = asyncio.get_running_loop()
         link = StoreLink(self.store, loop)
@@ -203,7 +232,10 @@ class Runtime:
         try:
             while True:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    tick = min(_FLUSH_SECONDS, self.live.reload_interval)
+                    busy = self._pending_log or link.backlog
+                    tick = min(
+                        _FLUSH_SECONDS if busy else _IDLE_WAKE_SECONDS, self.live.reload_interval
+                    )
                     await asyncio.wait_for(link.wake.wait(), tick)
                 if link.wake.is_set():
                     link.wake.clear()
@@ -215,8 +247,10 @@ class Runtime:
                     behind = sync is not None and sync.target > self._prepared.generation
                     if loop.time() >= next_check or behind:
                         next_check = loop.time() + self.live.reload_interval
-                        await self._reload(loop)
-                        link.answered()
+                        stamp = self._stamp
+                        if behind or link.lost or stamp is None or stamp.changed():
+                            await self._reload(loop)
+                            link.answered()
                     elif sync is not None:
                         sync.built(self._prepared.generation)
                         if self._ready:
@@ -235,11 +269,11 @@ class Runtime:
             link.close()
 
     async def beat(self) -> None:
-        """Tell the node this worker's loop is alive, every 0.1 s, whatever the watcher is
-        doing (a build of thousands of definitions must not make it look gone)."""
+        """Tell the node this worker's loop is alive, every ``_BEAT_SECONDS``, whatever the
+        watcher is doing (a build of thousands of definitions must not make it look gone)."""
         while (sync := self.sync) is not None:
             sync.beat()
-            await asyncio.sleep(_FLUSH_SECONDS)
+            await asyncio.sleep(_BEAT_SECONDS)
 
     def flush_log(self, pending: list[LogEntry] | None = None) -> None:
         """Write buffered request-log rows, and the per-action counters summed from them,
@@ -287,7 +321,9 @@ class Runtime:
             elif (action := match.endpoint) is None:
                 allow = {"Allow": ", ".join(match.allowed)}
                 response = runtime_answer(405, "Method Not Allowed", allow)
-            elif stage.limiter is not None and (wait := _limited(stage.limiter, request, started)):
+            elif stage.limiter is not None and (
+                wait := _limited(stage.limiter, request, stage.key, started)
+            ):
                 response = runtime_answer(429, "Too Many Requests", {"Retry-After": wait})
             elif action.definition.requires_auth and not _has_key(request, stage.key):
                 response = runtime_answer(403, "Forbidden")
@@ -303,15 +339,21 @@ class Runtime:
                     request.body,
                 )
                 res = ActionResponse(action.content_type)
+                limit = action.definition.timeout or live.action_timeout
                 try:
                     if action.is_async:
-                        await action.run(req, res)
-                    else:  # on a relay lane: the loop keeps answering meanwhile
-                        limit = action.definition.timeout or live.action_timeout
-                        await self.relay.call(action.run, (req, res), limit)
+                        await _within(action.run(req, res), limit)
+                    else:  # inline while it is fast, else on a lane (see pace.py)
+                        relay = self.relay
+                        run = action.run
+                        pace = relay.paces.get(run) or relay.pace_of(run)
+                        if pace.inline:
+                            relay.run_inline(run, (req, res), limit, pace)
+                        else:
+                            await relay.call(run, (req, res), limit, pace)
                     status, headers, body, content_type = render_response(res)
                 except ActionTimeout:
-                    limit = action.definition.timeout or live.action_timeout
+                    self.relay.end_inline()  # a no-op unless the stop hit an inline call
                     response, error = self._timed_out(action.definition, stage, limit)
                 except Busy:
                     response = runtime_answer(503, BUSY_TEXT, {"Retry-After": "1"})

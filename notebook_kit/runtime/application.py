@@ -20,7 +20,10 @@ from sanic.response import HTTPResponse
 from ..builtins.presign import use_serving_request
 from .app import Runtime
 from .builder import freeze_heap
-from .http_guard import GuardedRequest, apply_timeouts, timeout_status
+from .children import guard_children, stop_children
+from .connections import apply_connection_settings, stop_keeping_alive
+from .graceful import stop_once_on_signal
+from .http_guard import GuardedRequest, timeout_status
 from .relay import Relay
 from .reserved import runtime_answer
 from .store_guard import protect_store
@@ -37,6 +40,7 @@ log = logging.getLogger("notebook_kit.runtime")
 
 _TIMEOUT = "Request Timeout"
 GRACEFUL_STOP_SECONDS = 10.0
+_GRACE = 2.0  # seconds a timed-out action may still run before its worker is replaced
 _ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]
 
 
@@ -57,7 +61,9 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     """
     use_serving_request(_serving_request)  # fn.getPresignedUrl's link base
     if workspace.store.path is not None:
-        protect_store(workspace.store.path)  # actions may not open the store's files
+        # Only the store's code opens its files: in a server process of its own, anything
+        # else is refused; in a notebook kernel, action code is.
+        protect_store(workspace.store.path, strict=touchup)
     runtime = Runtime(workspace)
     with contextlib.suppress(SanicException):  # a notebook may build the app again
         Sanic.unregister_app(Sanic.get_app(name))
@@ -66,7 +72,7 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     app.config.ACCESS_LOG = False
     app.config.TOUCHUP = touchup
     app.config.REQUEST_MAX_SIZE = runtime.live.max_body_bytes
-    apply_timeouts(app.config, runtime.live.request_timeout)
+    apply_connection_settings(app.config, runtime.live.settings)
     # SIGTERM: stop accepting, let calls in flight finish up to this, flush the log, exit 0.
     app.config.GRACEFUL_SHUTDOWN_TIMEOUT = GRACEFUL_STOP_SECONDS
     app.ctx.runtime = runtime
@@ -102,20 +108,36 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
         runtime.refresh()
         if touchup:  # a server process of its own
             freeze_heap()
+            guard_children()  # what actions fork or spawn ends with it, holds no port
         shared = getattr(app.shared_ctx, "nk_sync", None)
         if shared is not None:
             runtime.join_node(shared, app.shared_ctx.nk_sync_lock)
             await runtime.settle(timeout=STALE_MS / 1000 + 1)
         loop = asyncio.get_running_loop()
+        # In a server process of its own, a worker frozen with the GIL held past the
+        # default limit (plus the relay's grace) ends, for its supervisor to replace it;
+        # never in a notebook kernel's thread.
+        freeze = runtime.live.action_timeout + _GRACE if touchup else None
         runtime.relay = Relay(
-            loop, cap=runtime.live.max_concurrent_actions, on_zombie=StuckWorker(app, loop)
+            loop,
+            cap=runtime.live.max_concurrent_actions,
+            grace=_GRACE,
+            on_zombie=StuckWorker(app, loop),
+            gil_freeze_exit=freeze,
         )
         watcher.append(loop.create_task(runtime.watch(app)))
         if runtime.sync is not None:
             watcher.append(loop.create_task(runtime.beat()))
 
+    if touchup:  # a server process of its own: stop once, whatever signals follow
+
+        @app.after_server_start
+        async def _handle_stop_signals(app: Sanic) -> None:
+            stop_once_on_signal(app, asyncio.get_running_loop())
+
     @app.before_server_stop
     async def _stop_watching(app: Sanic) -> None:
+        stop_keeping_alive(app)
         runtime.leave_node()
         for task in watcher:
             task.cancel()
@@ -125,6 +147,8 @@ def create_app(workspace: Workspace, name: str = "notebook_kit", *, touchup: boo
     @app.after_server_stop
     async def _stopped(app: Sanic) -> None:
         flush_quietly(runtime.flush_log)  # the calls that were still in flight at the stop
+        if touchup:
+            stop_children()
         runtime.relay.close()
 
     return app

@@ -54,7 +54,7 @@ def answer_file_link(
         return message(403, f"Forbidden: {reason}")
     try:
         root = resolve_root(context.home, context.setting("files_root"))
-        storage = LocalFileStorage(root)
+        storage = LocalFileStorage(root, guarded=context.store.path)
         if method == "GET":
             stored = storage.read(path)
             headers = dict(_FILE_HEADERS)

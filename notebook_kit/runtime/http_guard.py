@@ -6,18 +6,21 @@ already in hand (well under a microsecond; no per-request middleware, no signal)
 
 * a NUL byte anywhere in the head (request target or a header value) -> 400;
 * a bare CR or a bare LF inside a header line (RFC 9112 5: only CRLF ends a line) -> 400;
-* a header line with an empty name (``: value``) -> 400.
+* a header line with an empty name (``: value``) -> 400;
+* a request target that is not a path (``/...``) or ``*``: the absolute form
+  (``GET http://host/path``, meant for proxies; it would let the URL's host and the
+  ``Host`` header disagree), or anything else (``GET foo``) -> 400.
 
-Without it Sanic accepts the header cases and answers a NUL in the target with nothing
-(its error path rebuilds the request from the same bad URL and fails again); the
-placeholder request of that error path gets a sanitized URL here, so the 400 is sent.
+Without it Sanic accepts the header cases, answers ``GET http://host`` with a 500 and a NUL
+in the target or ``GET foo`` with nothing (its error path rebuilds the request from the
+same bad URL and fails again); the placeholder request of that error path gets a URL that
+parses here, so the 400 is sent.
 
-Timeouts (``apply_timeouts``): the ``request_timeout`` setting becomes Sanic's
-``REQUEST_TIMEOUT`` (the head) and ``RESPONSE_TIMEOUT`` (Sanic reads the body in its
-handler stage, under that timeout). A caller that stops sending mid-body gets
+Timeouts: ``request_timeout`` bounds the whole head and the whole body (``connections``);
+Sanic reads the body in its handler stage, under ``RESPONSE_TIMEOUT`` (also
+``request_timeout``, measuring inactivity). A caller that stops sending mid-body gets
 ``408 Request Timeout`` (``timeout_status``) instead of Sanic's 503 (which the runtime's
-catch-all turned into a 500 after 90 s with the 60 s defaults). Sanic checks timeouts
-every half of the shortest one, so the answer comes within 1.5 x ``request_timeout``.
+catch-all turned into a 500).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 from sanic.exceptions import BadRequest, ServiceUnavailable
 from sanic.request import Request
 
-__all__ = ["GuardedRequest", "apply_timeouts", "timeout_status"]
+__all__ = ["GuardedRequest", "timeout_status"]
 
 _UNSAFE_URL = re.compile(rb"[\x00-\x20\x7f]")
 
@@ -50,23 +53,21 @@ class GuardedRequest(Request):
         stream_id: int = 0,
     ) -> None:
         if head:
+            if url_bytes[:1] != b"/" and url_bytes != b"*":
+                raise BadRequest("Bad Request: the request target must be a path (/...)")
             crlf = head.count(b"\r\n")
             if head.count(b"\r") != crlf or head.count(b"\n") != crlf or b"\x00" in head:
                 raise BadRequest("Bad Request: NUL, or bare CR or LF, in the request head")
             if b"\n:" in head:
                 raise BadRequest("Bad Request: empty header name")
-        elif _UNSAFE_URL.search(url_bytes):  # Sanic's placeholder for an error answer
+        elif url_bytes[:1] != b"/":  # Sanic's placeholder for an error answer
+            url_bytes = b"*"  # its own default; any other non-path may not parse
+        elif _UNSAFE_URL.search(url_bytes):
             url_bytes = _UNSAFE_URL.sub(lambda m: b"%%%02X" % m.group()[0], url_bytes)
         _init(self, url_bytes, headers, version, method, transport, app, head, stream_id)
 
 
 _init = Request.__init__
-
-
-def apply_timeouts(config: Any, seconds: float) -> None:
-    """Give a caller ``seconds`` to send the head, and (idle) to send the body."""
-    config.REQUEST_TIMEOUT = seconds
-    config.RESPONSE_TIMEOUT = seconds
 
 
 def timeout_status(request: Request | None, exc: BaseException) -> int | None:

@@ -1,49 +1,48 @@
 """The relay: synchronous actions run off the event loop, cheaply, with time limits.
 
-One ``Relay`` per worker, made on the loop thread. Why this shape (measured with wrk
--t2 -c50 against a bare Sanic app: the relay costs about the same CPU per request as
-running the action inline; ``run_in_executor`` costs 1.6x):
+One ``Relay`` per worker, made on the loop thread:
 
 * The loop puts a ``Job`` on a C ``SimpleQueue`` and awaits its future: no timer, no clock
   read, no syscall unless the drainer lane sleeps.
 * One *drainer* lane runs jobs back to back. Results go to a deque and the loop is woken
   by ONE ``call_soon_threadsafe`` per batch (a flag coalesces them).
-* A *sysmon* thread ticks every ``tick`` s and stamps a job the first time it sees it, so
-  durations are known to one tick without a clock read per job. A drainer whose job
-  outlives a tick is *detached* (it finishes its job, then parks) and another lane drains
-  the queue: a slow action never holds the others up, and no work is lost or run twice.
-* Past its limit a job is answered ``TIMED_OUT`` by sysmon (the caller gets its 504 at
-  once) and the lane is poked (``interrupts.poke``) every ``poke_every`` s until it ends.
-  A lane still busy ``grace`` s after its time-out is a *zombie*: ``on_zombie`` is called
-  once (the worker asks to be replaced).
+* A *sysmon* thread (``sysmon``) looks at every lane each ``tick``: a drainer whose job
+  outlives a tick is *detached* and another lane drains the queue, so a slow action never
+  holds the others up; past its limit a job is answered ``TIMED_OUT`` (a 504) and poked
+  (``interrupts.poke``) until it ends; a lane still busy ``grace`` s later is a *zombie*
+  (``on_zombie``: the worker asks to be replaced).
 * Admission: at most ``cap`` jobs admitted (queued or running, zombies included). Past it
   a caller waits up to ``admit_wait`` s for a slot, then gets ``BUSY`` (a 503).
+* Inline calls: an action that has shown itself fast runs on the loop thread itself
+  (``run_inline``; when, in ``pace``), watched by sysmon as a lane is.
+* Idle: with no call for ``idle_after`` s sysmon stops ticking until the next call wakes
+  it (one check of a flag per call), so an idle server uses no CPU.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import faulthandler
 import logging
-import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from contextvars import copy_context
+from contextvars import Context, copy_context
+from dataclasses import dataclass
 from queue import SimpleQueue
+from time import perf_counter
 from typing import Any
 
+from . import freeze
 from .interrupts import (
     ActionTimeout,
     Lane,
     install_process_hooks,
-    poke,
-    real_sleep,
     register,
     unpoke,
 )
+from .pace import INLINE_MAX, SAMPLE_EVERY, Pace
+from .sysmon import watch
 
 __all__ = ["BUSY", "TIMED_OUT", "Busy", "Job", "Relay"]
 
@@ -57,33 +56,23 @@ class Busy(Exception):
     """``call``: no slot for the action within ``admit_wait`` (a 503)."""
 
 
+@dataclass(slots=True, eq=False)
 class Job:
-    __slots__ = (
-        "args",
-        "context",
-        "fn",
-        "fut",
-        "limit",
-        "released",
-        "seen",
-        "timed_out_at",
-        "zombie",
-    )
+    """One call of an action: what runs, and what sysmon learns of it."""
 
-    def __init__(
-        self, fut: asyncio.Future[Any], fn: Callable[..., Any], args: tuple[Any, ...], limit: float
-    ) -> None:
-        self.fut = fut
-        # The caller's context variables (Sanic's current request, for presigned links):
-        # the action sees them as if it ran on the loop. Copying is O(1).
-        self.context = copy_context()
-        self.fn = fn
-        self.args = args
-        self.limit = limit
-        self.seen = 0.0  # sysmon: when it first saw the job running
-        self.timed_out_at = 0.0
-        self.zombie = False
-        self.released = False  # loop thread: its slot was given back
+    fut: asyncio.Future[Any] | None  # None: an inline call (no one awaits it)
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    limit: float
+    pace: Pace | None = None
+    # The caller's context variables (Sanic's current request, for presigned links): the
+    # action sees them on a lane as if it ran on the loop. Copying is O(1).
+    context: Context | None = None
+    seen: float = 0.0  # sysmon: when it first saw the job running
+    long: bool = False  # sysmon saw an inline call running on a second tick
+    timed_out_at: float = 0.0
+    zombie: bool = False
+    released: bool = False  # loop thread: its slot was given back
 
 
 class Relay:
@@ -101,6 +90,7 @@ class Relay:
         on_zombie: Callable[[Job], None] | None = None,
         gil_freeze_exit: float | None = None,
         fast_switch_interval: float = 0.001,
+        idle_after: float = 1.0,
     ) -> None:
         install_process_hooks()
         self.loop = loop
@@ -124,33 +114,116 @@ class Relay:
         self.zombies = 0
         self.stopping = False
         self._deliver_soon = loop.call_soon_threadsafe
+        if gil_freeze_exit:
+            freeze.install()
+        self.loop_lane = Lane()  # the loop thread, for inline calls: pokes reach it too
+        register(self.loop_lane)
+        self.paces: dict[Callable[..., Any], Pace] = {}  # an action's run -> its pace
+        # Idle sysmon: ``calls`` counts calls; see ``sysmon._sleep_until_called``.
+        self.calls = 0
+        self.sleeping = False
+        self.wake = threading.Event()
+        self.idle_ticks = max(1, round(idle_after / tick))
         self._start_lane()  # the first drainer
         self._start_lane(parked=True)  # a spare, so the first detach starts no thread
-        self._sysmon = threading.Thread(target=self._sysmon_main, name="relay-sysmon", daemon=True)
+        self._sysmon = threading.Thread(
+            target=watch, args=(self,), name="relay-sysmon", daemon=True
+        )
         self._sysmon.start()
 
     # -- loop side ---------------------------------------------------------------------
 
-    async def run(self, fn: Callable[..., Any], args: tuple[Any, ...], limit: float) -> Any:
+    def pace_of(self, fn: Callable[..., Any]) -> Pace:
+        """The pace of the action whose function is ``fn`` (made on its first call)."""
+        pace = self.paces.get(fn)
+        if pace is None:
+            if len(self.paces) >= 65536:  # functions of long-replaced deployments
+                self.paces.clear()
+            pace = self.paces[fn] = Pace()
+        return pace
+
+    async def run(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], limit: float, pace: Pace | None = None
+    ) -> Any:
         """``fn(*args)`` on a lane: its value, or raises what it raised, or ``TIMED_OUT``
         / ``BUSY``."""
         if self.inflight < self.cap:
             self.inflight += 1
         elif not await self._admit():  # True: a slot was reserved for this caller
             return BUSY
+        self.calls += 1
+        if self.sleeping:
+            self._wake_sysmon()
         fut = self.loop.create_future()
-        self.jobs.put(Job(fut, fn, args, limit))
+        self.jobs.put(Job(fut, fn, args, limit, pace, copy_context()))
         return await fut
 
-    async def call(self, fn: Callable[..., Any], args: tuple[Any, ...], limit: float) -> Any:
+    async def call(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], limit: float, pace: Pace | None = None
+    ) -> Any:
         """``run``, with ``TIMED_OUT`` raised as ``ActionTimeout`` and ``BUSY`` as ``Busy``
         (the rare outcomes cost an exception, the common one nothing more)."""
-        value = await self.run(fn, args, limit)
+        value = await self.run(fn, args, limit, pace)
         if value is TIMED_OUT:
             raise ActionTimeout(limit)
         if value is BUSY:
             raise Busy()
         return value
+
+    def run_inline(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], limit: float, pace: Pace
+    ) -> Any:
+        """``fn(*args)`` on the loop thread, watched by sysmon: its value, or raises what it
+        raised (``ActionTimeout`` past ``limit``). A slow call sends the action back to the
+        lanes (see ``pace``)."""
+        lane = self.loop_lane
+        self.calls += 1
+        if self.sleeping:
+            self._wake_sysmon()
+        lane.job = job = Job(None, fn, args, limit, pace)
+        pace.calls += 1
+        if pace.calls % SAMPLE_EVERY:
+            try:
+                return fn(*args)
+            finally:
+                lane.job = None
+                if job.timed_out_at or lane.resources:
+                    self.end_inline()
+        started = perf_counter()  # a sampled call: timed
+        try:
+            return fn(*args)
+        finally:
+            lane.job = None
+            if job.timed_out_at or lane.resources:
+                self.end_inline()
+            if perf_counter() - started > INLINE_MAX:
+                pace.demote()
+
+    def end_inline(self) -> None:
+        """No poke reaches the loop thread after this returns (a stop landing in here is
+        the one it clears: retried, never escapes). An inline call that was never timed
+        out needs none of it: sysmon pokes only a job whose ``timed_out_at`` it has set,
+        and only while it is the lane's job, so clearing ``lane.job`` first suffices."""
+        lane = self.loop_lane
+        while True:
+            try:
+                with lane.lock:
+                    lane.job = None
+                if lane.poked:
+                    unpoke(lane)
+                if lane.resources:
+                    lane.resources.clear()
+                return
+            except ActionTimeout:
+                continue
+
+    def _wake_sysmon(self) -> None:
+        """On the loop, the first call after sysmon went idle: wake it, and re-arm the GIL
+        watchdog here, since sysmon needs the GIL before it can."""
+        self.sleeping = False
+        if self.gil_freeze_exit:
+            freeze.arm(self.gil_freeze_exit + freeze.REARM_SECONDS)
+        self.wake.set()
 
     async def _admit(self) -> bool:
         waiter: asyncio.Future[bool] = self.loop.create_future()
@@ -173,6 +246,8 @@ class Relay:
         while results:
             job, ok, value = results.popleft()
             fut = job.fut
+            if fut is None:  # an inline call: no one awaits it
+                continue
             if ok is None:  # sysmon: timed out (the lane still holds the slot)
                 if not fut.done():
                     fut.set_result(TIMED_OUT)
@@ -196,7 +271,7 @@ class Relay:
                 self.inflight += 1  # reserved for the waiter
                 waiter.set_result(True)
 
-    def _post(self, item: tuple[Job, bool | None, Any]) -> None:
+    def post(self, item: tuple[Job, bool | None, Any]) -> None:
         """From a lane or sysmon: queue a result and wake the loop once per batch."""
         self.results.append(item)
         if not self.scheduled:
@@ -226,8 +301,9 @@ class Relay:
                     if job is None:
                         return
                     lane.job = job
+                    started = perf_counter()
                     try:
-                        value = job.context.run(job.fn, *job.args)
+                        value = job.context.run(job.fn, *job.args)  # type: ignore[union-attr]
                         ok = True
                     except BaseException as exc:  # handed to the caller
                         value = exc
@@ -239,7 +315,9 @@ class Relay:
                         unpoke(lane)
                     if lane.resources:
                         lane.resources.clear()
-                    self._post((job, ok, value))
+                    if job.pace is not None:
+                        job.pace.lane_call_ended(perf_counter() - started)
+                    self.post((job, ok, value))
                     lane.tail = None
                 with self.lock:  # detached: park until sysmon needs a drainer again
                     self.idle.append(lane)
@@ -260,15 +338,15 @@ class Relay:
                 unpoke(lane)
                 lane.resources.clear()
                 if job is not None:
-                    self._post((job, False, ActionTimeout("action timed out")))
+                    self.post((job, False, ActionTimeout("action timed out")))
                     lane.tail = None
                 return
             except ActionTimeout:
                 continue
 
-    # -- sysmon ------------------------------------------------------------------------
+    # -- for sysmon --------------------------------------------------------------------
 
-    def _promote(self) -> bool:
+    def add_drainer(self) -> bool:
         """Get another lane draining the queue. False when at the cap of lanes."""
         with self.lock:
             lane = self.idle.pop() if self.idle else None
@@ -281,50 +359,7 @@ class Relay:
             return True
         return False
 
-    def _sysmon_main(self) -> None:
-        tick = self.tick
-        mono = time.monotonic
-        next_arm = 0.0
-        default_switch = sys.getswitchinterval()
-        fast_switch = False
-        while not self.stopping:
-            real_sleep(tick)
-            now = mono()
-            if self.gil_freeze_exit and now >= next_arm:
-                # A C thread that needs no GIL: if the GIL stays held (C code that never
-                # releases it), the process dumps every thread's stack and exits.
-                faulthandler.dump_traceback_later(self.gil_freeze_exit, exit=True)
-                next_arm = now + 1.0
-            long_running = False
-            for lane in self.lanes:
-                job = lane.job
-                if job is None:
-                    continue
-                if not job.seen:
-                    job.seen = now
-                    continue
-                long_running = True
-                if not lane.detached and self._promote():  # ran over a tick: detach
-                    lane.detached = True
-                if not job.timed_out_at:
-                    if now - job.seen >= job.limit:
-                        job.timed_out_at = now
-                        self._post((job, None, None))
-                        poke(lane, job, now)
-                elif not job.zombie:
-                    if now - lane.last_poke >= self.poke_every:
-                        poke(lane, job, now)
-                    if now - job.timed_out_at >= self.grace:
-                        job.zombie = True
-                        self.zombies += 1
-                        self._report_zombie(job)
-            # A long action competes with the loop for the GIL; while one runs, let the
-            # loop get it back sooner (each hand-over waits up to one switch interval).
-            if long_running != fast_switch:
-                fast_switch = long_running
-                sys.setswitchinterval(self.fast_switch_interval if fast_switch else default_switch)
-
-    def _report_zombie(self, job: Job) -> None:
+    def report_zombie(self, job: Job) -> None:
         if self.on_zombie is None:
             return
         try:
@@ -335,8 +370,7 @@ class Relay:
     def close(self) -> None:
         """Stop the lanes when they are idle (a stuck one is a daemon thread: left)."""
         self.stopping = True
-        if self.gil_freeze_exit:
-            faulthandler.cancel_dump_traceback_later()
+        self.wake.set()
         for _ in self.lanes:
             self.jobs.put(None)
         for lane in self.lanes:
@@ -344,8 +378,10 @@ class Relay:
                 with contextlib.suppress(RuntimeError):
                     lane.park.release()
         # Idle lanes end at once: wait for them (a notebook restarting its server must not
-        # collect threads). A lane still running an action is left; it is a daemon.
+        # collect threads). A lane still running an action is left (a daemon).
         self._sysmon.join(1.0)
+        if self.gil_freeze_exit:  # once sysmon has ended: it re-arms the timer
+            freeze.uninstall()
         for thread in self._threads:
             thread.join(0.05)
 

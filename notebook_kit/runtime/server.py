@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..domain.models import Stage
 from ..errors import ServerError
+from .supervisor import Supervisor
 from .watchdog import exit_status
 
 if TYPE_CHECKING:
@@ -68,7 +69,10 @@ def serve(
     from sanic import Sanic
     from sanic.worker.loader import AppLoader
 
+    from .connections import GuardedProtocol, raise_descriptor_limit
+
     check_address(host, port)
+    raise_descriptor_limit()  # before the workers start: they inherit it
     loader = AppLoader(factory=app_factory)
     app = loader.load()
     if on_ready is not None:
@@ -76,11 +80,14 @@ def serve(
         # socket before it starts the workers, then is "ready" (once, not per worker).
         event = "after_server_start" if workers == 1 else "main_process_ready"
         app.register_listener(lambda *_: on_ready(), event)
+    if workers > 1:  # the main process: refuse at the stop, replace a worker that died
+        app.register_listener(Supervisor().install, "main_process_ready")
     app.prepare(
         host=host,
         port=port,
         workers=workers,
         single_process=workers == 1,
+        protocol=GuardedProtocol,
         access_log=False,
         motd=False,
     )
@@ -205,7 +212,11 @@ class BackgroundServer(ServerHandle):
         assert self.app is not None
         self._stop_event = asyncio.Event()
         listener.listen(128)
-        server: Any = await self.app.create_server(sock=listener, return_asyncio_server=True)
+        from .connections import GuardedProtocol
+
+        server: Any = await self.app.create_server(
+            sock=listener, protocol=GuardedProtocol, return_asyncio_server=True
+        )
         if server is None:
             raise OSError("address already in use or not available")
         await server.startup()
@@ -277,7 +288,9 @@ class ServerProcess(ServerHandle):
         if self.running:
             return self
         _bind(self.host, self.port).close()  # the readiness check must not find another server
-        command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "serve"]
+        # --create: as ``Workspace(home)`` does, the Python caller's home is made if missing
+        command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "--create"]
+        command += ["serve"]
         command += ["--host", self.host, "--port", str(self.port), "--workers", str(self.workers)]
         env = None if self.store is None else {**os.environ, "NOTEBOOK_KIT_STORE": self.store}
         with self.log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block

@@ -114,6 +114,41 @@ class ThreadConnections:
         """
         return _Transaction(self, value)
 
+    def begin(self) -> bool:
+        """Enter a ``transaction()`` on this thread: True when this one began it (the
+        outermost), False when it joined one already open."""
+        local = self.local
+        if local.depth:
+            local.depth += 1
+            return False
+        conn = local.conn or self._open()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._error(f"{self._begin_failed}: {exc}") from exc
+        local.depth = 1
+        return True
+
+    def end(self, began: bool, *, failed: bool) -> None:
+        """Leave what ``begin()`` entered: the outermost commits, or rolls back when
+        ``failed`` (an exception left the block)."""
+        local = self.local
+        if not began:  # a nested one: the outermost ends the transaction
+            local.depth -= 1
+            return
+        local.depth = 0
+        conn = local.conn
+        if conn is None:
+            return
+        if failed:
+            conn.execute("ROLLBACK")
+            return
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise self._error(f"{self._commit_failed}: {exc}") from exc
+
     def close(self) -> None:
         """Close this thread's connection; other threads keep theirs."""
         local = self.local
@@ -128,43 +163,19 @@ class _Transaction(Generic[_T]):
     generator: actions run ``db.transaction()`` while answering requests, and entering and
     leaving this costs about half as much."""
 
-    __slots__ = ("_conn", "_threads", "_value")
+    __slots__ = ("_began", "_threads", "_value")
 
     def __init__(self, threads: ThreadConnections, value: _T) -> None:
         self._threads = threads
         self._value = value
-        self._conn: sqlite3.Connection | None = None  # set when this one began it
+        self._began = False
 
     def __enter__(self) -> _T:
-        threads = self._threads
-        local = threads.local
-        if local.depth:
-            local.depth += 1
-            return self._value
-        conn = local.conn or threads._open()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise threads._error(f"{threads._begin_failed}: {exc}") from exc
-        local.depth = 1
-        self._conn = conn
+        self._began = self._threads.begin()
         return self._value
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        threads = self._threads
-        conn = self._conn
-        if conn is None:  # a nested one: the outermost ends the transaction
-            threads.local.depth -= 1
-            return
-        threads.local.depth = 0
-        if kind is not None:
-            conn.execute("ROLLBACK")
-            return
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise threads._error(f"{threads._commit_failed}: {exc}") from exc
+        self._threads.end(self._began, failed=kind is not None)
 
 
 class StoreConnection(ThreadConnections):
@@ -188,6 +199,10 @@ class StoreConnection(ThreadConnections):
             begin_failed="the workspace store is busy or broken",
             commit_failed="could not save the change",
         )
+
+    def _open(self) -> sqlite3.Connection:
+        # Its own code object: in a server, the store guard lets only this open the store.
+        return super()._open()
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         """Run one statement: a read, or a change inside ``transaction()``."""

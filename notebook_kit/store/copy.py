@@ -19,6 +19,7 @@ __all__ = ["COPIED_TABLES", "copy_rows"]
 COPIED_TABLES: tuple[str, ...] = (
     "applications",
     "definitions",
+    "examples",
     "definition_versions",
     "deployments",
     "live",

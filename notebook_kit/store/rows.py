@@ -58,5 +58,7 @@ def deployment_from_row(row: Any) -> Deployment:
         row["deployed_at"],
         row["host"],
         bool(row["active"]),
-        row["description"],
+        bool(row["forced"]),
+        json.loads(row["checks"]) if row["checks"] else None,
+        description=row["description"],
     )

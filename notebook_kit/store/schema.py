@@ -105,6 +105,19 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE deployments ADD COLUMN versions TEXT NOT NULL DEFAULT '';
     """,
     content_address_deployments,
+    # Examples of definitions (domain/examples.py), and what each deployment's check of
+    # them found: ``forced`` (deployed with force), ``checks`` (the report's JSON, '' when
+    # the application had no examples or the deployment predates them).
+    """
+    CREATE TABLE examples (
+        app_id TEXT NOT NULL REFERENCES applications (id) ON DELETE CASCADE,
+        api_id TEXT NOT NULL, name TEXT NOT NULL,
+        request TEXT NOT NULL, expect TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, api_id, name));
+    ALTER TABLE deployments ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE deployments ADD COLUMN checks TEXT NOT NULL DEFAULT '';
+    """,
     # A deployment's description: what the person deploying said it was for ('' if
     # nothing). Its own column, apart from any other record kept about a deploy.
     """

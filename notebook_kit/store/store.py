@@ -29,6 +29,7 @@ from ..errors import StoreError
 from .connection import StoreConnection
 from .copy import copy_rows
 from .dialect import StoreDB, mask_url
+from .examples import ExampleTables
 from .request_log import ActionStats, RequestLog
 from .rows import definition_from_row, definition_values, deployment_from_row
 from .snapshots import Snapshots, decode_ids, version_of
@@ -73,6 +74,7 @@ class Store:
         self.users = UserTables(db)
         self._log = RequestLog(db)
         self.snapshots = Snapshots(db)
+        self.examples = ExampleTables(db, self._count_change)
         where = self.path if self.path is not None else mask_url(db.url or "")
         try:
             if self.path is not None and not self.path.exists():
@@ -225,11 +227,18 @@ class Store:
         self._count_change()
 
     def replace_definition(self, old_api_id: str, d: Definition) -> None:
-        self.delete_definition(d.app, old_api_id)
+        """Save ``d`` over ``old_api_id``; a rename takes the definition's examples along."""
+        self._db.write(
+            "DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (d.app, old_api_id)
+        )
         self.insert_definition(d)
+        if old_api_id != d.id:
+            self.examples.move(d.app, old_api_id, d.id)
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
+        """Delete a definition and its examples."""
         self._db.write("DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (app_id, api_id))
+        self.examples.forget(app_id, api_id)
         self._count_change()
 
     # -- deployments -------------------------------------------------------------------
@@ -270,7 +279,8 @@ class Store:
 
     def list_deployments(self, app_id: str | None = None) -> list[Deployment]:
         sql = (
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.description, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.forced, d.checks, "
+            "d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id"
         )
@@ -283,7 +293,8 @@ class Store:
     def deployment_record(self, deployment_id: int) -> Deployment | None:
         """One deployment's record, without its snapshot."""
         row = self._db.execute(
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.description, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.forced, d.checks, "
+            "d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -292,8 +303,9 @@ class Store:
 
     def get_deployment(self, deployment_id: int) -> tuple[Deployment, dict[str, Any]] | None:
         row = self._db.execute(
-            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.description, d.snapshot, "
-            "d.versions, "
+            "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.snapshot, d.versions, "
+            "d.forced, d.checks, "
+            "d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),

@@ -1,14 +1,48 @@
-"""Applications as a whole: renaming one's label, and what deleting one takes with it."""
+"""Applications as a whole: finding, creating, renaming and deleting one, and what
+deleting one takes with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..domain.models import Application, Stage
-from ..errors import NotFoundError
+from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
 
-__all__ = ["Deletion", "deletion_impact", "rename_application"]
+__all__ = [
+    "Deletion",
+    "create_application",
+    "delete_application",
+    "deletion_impact",
+    "find_application",
+    "rename_application",
+]
+
+
+def find_application(store: Store, app: str) -> Application:
+    """The application ``app``; NotFoundError when there is none."""
+    found = store.get_application(app)
+    if found is None:
+        raise NotFoundError(f"no application {app!r}")
+    return found
+
+
+def create_application(store: Store, app: str, label: str = "") -> Application:
+    """Save a new, empty application; ConflictError when ``app`` exists."""
+    record = Application(app, label)
+    with store.transaction():
+        if store.get_application(app):
+            raise ConflictError(f"application {app!r} already exists")
+        store.put_application(record)
+    return record
+
+
+def delete_application(store: Store, app: str) -> None:
+    """Remove ``app``, its definitions and what it has live (its history stays)."""
+    with store.transaction():
+        find_application(store, app)
+        store.delete_application(app)
+        store.bump_generation()
 
 
 def rename_application(store: Store, app: str, label: str) -> Application:

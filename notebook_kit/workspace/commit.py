@@ -6,6 +6,7 @@ Layout, one folder per application::
     <app>/<api_id>/definition.json   metadata and constants
     <app>/<api_id>/action.py         the action source
     <app>/<api_id>/functions.py      the user functions
+    <app>/<api_id>/examples.json     its examples (only when it has some)
 
 Uses dulwich, so no git binary is needed.
 """
@@ -16,11 +17,14 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from dulwich import porcelain
 from dulwich.errors import NotGitRepository
+from dulwich.index import commit_tree
 from dulwich.repo import Repo
 
+from ..domain.examples import Example
 from ..domain.models import Application, Definition
 from ..errors import ConflictError, StoreError, ValidationError
 
@@ -31,7 +35,9 @@ _IDENTITY = re.compile(r"[^<>\n]*[^<>\s] <[^<>\s]+>")
 _META_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_auth", "constants")
 
 
-def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> None:
+def _write_tree(
+    root: Path, app: Application, definitions: list[Definition], examples: list[Example]
+) -> None:
     folder = root / app.id
     if folder.exists():
         shutil.rmtree(folder)  # what was deleted from the app disappears from the commit
@@ -46,6 +52,13 @@ def _write_tree(root: Path, app: Application, definitions: list[Definition]) -> 
             d.action if d.action.endswith("\n") or not d.action else d.action + "\n"
         )
         (target / "functions.py").write_text(d.functions)
+        own = [
+            {k: v for k, v in e.to_dict().items() if k not in ("app", "api_id")}
+            for e in examples
+            if e.api_id == d.id
+        ]
+        if own:
+            (target / "examples.json").write_text(json.dumps(own, indent=2) + "\n")
 
 
 def _identity(value: str) -> bytes:
@@ -70,29 +83,47 @@ def _configured_identity(repo: Repo) -> bytes | None:
     return name.strip() + b" <" + email.strip() + b">"
 
 
-def _staged_elsewhere(repo: Repo, prefix: str) -> list[str]:
-    """Paths the user staged outside the application's folder."""
-    staged = porcelain.status(repo, untracked_files="no").staged
-    paths = {
-        (p.decode() if isinstance(p, bytes) else str(p))
-        for kind in ("add", "delete", "modify")
-        for p in staged[kind]
-    }
-    return sorted(p for p in paths if not p.startswith(prefix))
+def _commit_tree(repo: Repo, prefix: str) -> tuple[bytes, bytes | None]:
+    """The tree to commit, as ``git commit -- <prefix>`` makes it: the last commit's
+    tree with the paths under ``prefix`` taken from the index, every other path as it was
+    committed (whatever else is staged stays staged, out of this commit). Returns it
+    with the last commit's tree (None before the first commit)."""
+    git: Any = repo  # dulwich's annotations vary between releases
+    try:
+        head_tree: bytes | None = git[git.head()].tree
+    except KeyError:  # no commit yet
+        head_tree = None
+    start = [] if head_tree is None else git.object_store.iter_tree_contents(head_tree)
+    blobs = {e.path: (e.sha, e.mode) for e in start if not e.path.startswith(prefix.encode())}
+    for path, entry in git.open_index().items():
+        if path.startswith(prefix.encode()):
+            blobs[path] = (entry.sha, entry.mode)
+    tree = commit_tree(git.object_store, [(p, sha, mode) for p, (sha, mode) in blobs.items()])
+    return bytes(tree), head_tree
+
+
+def _do_commit(repo: Repo, tree: bytes, message: bytes, author: bytes, committer: bytes) -> bytes:
+    """Commit ``tree`` on the current branch, hooks and all."""
+    git: Any = repo
+    fields = {"message": message, "author": author, "committer": committer, "tree": tree}
+    if hasattr(git, "get_worktree"):  # dulwich 0.23 moved commits to the worktree
+        return bytes(git.get_worktree().commit(**fields))
+    return bytes(git.do_commit(**fields))
 
 
 def commit_application(
     repo_path: str | Path,
     app: Application,
     definitions: list[Definition],
+    examples: list[Example],
     message: str,
     author: str | None = None,
 ) -> str:
     """Write the application into the repository (created when missing) and commit it.
 
     A relative ``repo_path`` is relative to the current directory. The commit holds only
-    the application's folder: when other changes are staged in the repository, it is
-    refused (naming them) rather than sweeping them in. The author is ``author``
+    the application's folder, as ``git commit -- <app>/`` would: other changes staged in
+    the repository are neither committed nor unstaged. The author is ``author``
     (``Name <email>``), else ``user.name``/``user.email`` from the repository's or the
     user's git config, else ``notebook-kit <notebook-kit@localhost>``.
 
@@ -115,15 +146,7 @@ def commit_application(
         repo = porcelain.init(str(root))
     prefix = f"{app.id}/"
     with repo:
-        others = _staged_elsewhere(repo, prefix)
-        if others:
-            shown = ", ".join(others[:5]) + (
-                f" and {len(others) - 5} more" if len(others) > 5 else ""
-            )
-            raise ConflictError(
-                f"{root} has other staged changes ({shown}); commit or unstage them first"
-            )
-        _write_tree(root, app, definitions)
+        _write_tree(root, app, definitions, examples)
         porcelain.add(repo, paths=[str(root / app.id)])
         # Files of definitions that no longer exist must leave the index too.
         index = repo.open_index()
@@ -132,15 +155,12 @@ def commit_application(
         ]
         if stale:
             porcelain.remove(repo, paths=[str(root / p.decode()) for p in stale], cached=True)
-        status = porcelain.status(repo, untracked_files="no")
-        staged = status.staged
-        if not any(staged[k] for k in ("add", "delete", "modify")):
+        tree, head_tree = _commit_tree(repo, prefix)
+        if tree == head_tree:
             raise ConflictError(f"nothing to commit: {app.id} is unchanged since the last commit")
         committer = _configured_identity(repo) or _AUTHOR
         try:
-            sha = porcelain.commit(
-                repo, message=message.encode(), author=chosen or committer, committer=committer
-            )
+            sha = _do_commit(repo, tree, message.encode(), chosen or committer, committer)
         except Exception as exc:  # dulwich raises several unrelated types
             raise StoreError(f"git commit failed: {exc}") from exc
     return sha.decode() if isinstance(sha, bytes) else str(sha)

@@ -12,10 +12,10 @@ from pathlib import Path
 from ..builtins.storage import check_files_root
 from ..domain.models import Stage
 from ..domain.settings import find_setting, parse_value
-from ..errors import StoreError
+from ..errors import NotFoundError, StoreError
 from ..store.store import Store, new_api_key
 
-__all__ = ["make_home", "rotate_key", "save_setting"]
+__all__ = ["make_home", "require_home", "rotate_key", "save_setting"]
 
 
 def make_home(home: Path) -> Path:
@@ -25,6 +25,17 @@ def make_home(home: Path) -> Path:
         os.chmod(home, 0o700)
     except OSError as exc:
         raise StoreError(f"cannot use {home} as the workspace directory: {exc.strerror}") from None
+    return home
+
+
+def require_home(home: Path) -> Path:
+    """``home`` if it is an existing directory; else NotFoundError, and nothing is made.
+    What a face checks before ``Workspace(home)`` when the user named the home, so a
+    mistyped path is refused rather than becoming a new, empty workspace."""
+    home = home.expanduser()
+    if not home.is_dir():
+        what = "is not a directory" if home.exists() else "does not exist"
+        raise NotFoundError(f"the workspace directory {home} {what}")
     return home
 
 

@@ -7,14 +7,40 @@ refused whole, or written whole.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..domain.actions import check_sources
-from ..domain.models import Application, Definition
+from ..domain.models import Application, Constant, Definition
 from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
+from .applications import find_application
 
-__all__ = ["change_definition", "check_sources", "draft_definition", "insert_definition"]
+__all__ = [
+    "change_definition",
+    "check_sources",
+    "delete_definition",
+    "draft_definition",
+    "edit_changes",
+    "find_definition",
+    "insert_definition",
+    "list_definitions",
+]
+
+
+def find_definition(store: Store, app: str, api_id: str) -> Definition:
+    """The saved definition ``api_id`` of ``app``; NotFoundError when there is none."""
+    found = store.get_definition(app, api_id)
+    if found is None:
+        raise NotFoundError(f"no definition {api_id!r} in application {app!r}")
+    return found
+
+
+def delete_definition(store: Store, app: str, api_id: str) -> None:
+    """Remove a saved definition; what is live keeps it until the next deploy."""
+    with store.transaction():
+        find_definition(store, app, api_id)
+        store.delete_definition(app, api_id)
 
 
 def draft_definition(app: str, api_id: str, fields: dict[str, Any]) -> Definition:
@@ -50,3 +76,52 @@ def change_definition(store: Store, app: str, api_id: str, changes: dict[str, An
             raise ConflictError(f"application {app!r} already has a definition {updated.id!r}")
         store.replace_definition(api_id, updated)
     return updated
+
+
+def list_definitions(
+    store: Store, app: str | None, label: str | None, search: str | None = None
+) -> list[Definition]:
+    """Saved definitions, of ``app`` if given (which must exist), whose label contains
+    ``label`` and whose label, API ID or path contains ``search`` (``Definition.matches``),
+    both case-insensitive, if given."""
+    if app is not None:
+        find_application(store, app)
+    found = store.list_definitions(app)
+    if label:
+        needle = label.casefold()
+        found = [d for d in found if needle in d.label.casefold()]
+    return [d for d in found if d.matches(search)] if search else found
+
+
+def edit_changes(
+    new_id: str | None,
+    label: str | None,
+    method: str | None,
+    resource: str | None,
+    action: str | None,
+    requires_auth: bool | None,
+    functions: str | None,
+    constants: Iterable[Constant] | None,
+    content_type: str | None,
+    timeout: float | None,
+    *,
+    unset: Any,
+) -> dict[str, Any]:
+    """The fields an edit changes (``Workspace.edit``'s keywords): each one given (not
+    None), and ``content_type`` and ``timeout`` unless ``unset`` (None clears those two)."""
+    given = {
+        "id": new_id,
+        "label": label,
+        "method": method,
+        "resource": resource,
+        "action": action,
+        "requires_auth": requires_auth,
+        "functions": functions,
+        "constants": None if constants is None else tuple(constants),
+    }
+    changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    if content_type is not unset:
+        changes["content_type"] = content_type
+    if timeout is not unset:
+        changes["timeout"] = timeout
+    return changes

@@ -16,12 +16,29 @@ from typing import Any
 
 from ..domain import exchange, routing
 from ..domain.actions import compile_action
+from ..domain.checks import CheckReport, run_examples
+from ..domain.examples import Example
 from ..domain.models import Application, Definition, Deployment, Stage, validate_description
-from ..errors import NotFoundError, QuotaExceededError, ValidationError
+from ..errors import (
+    ConflictError,
+    ExampleFailedError,
+    NotFoundError,
+    QuotaExceededError,
+    ValidationError,
+)
 from ..store.snapshots import version_of
 from ..store.store import Store
 
-__all__ = ["Publisher", "former_self", "same_content", "snapshot_definitions"]
+__all__ = ["Publisher", "former_self", "refusal", "same_content", "snapshot_definitions"]
+
+
+def refusal(report: CheckReport, stage: Stage) -> str:
+    """What a deploy refused by failing examples says: each one and its difference."""
+    failing = "; ".join(f"example {r.key} fails: {r.difference}" for r in report.failures)
+    return (
+        f"deploy of {report.app} to {stage} refused, nothing changed: {failing} "
+        "(force=True, CLI --force, deploys anyway)"
+    )
 
 
 def snapshot_definitions(snapshot: Mapping[str, Any]) -> list[Definition]:
@@ -69,42 +86,73 @@ class Publisher:
         self._kept: Callable[[], int] = lambda: setting("deployments_kept")
         self._action_env = action_env
 
-    def deploy(self, record: Application, stage: Stage, description: str = "") -> Deployment:
-        """Validate the saved definitions of ``record`` and serve a snapshot of them on
-        ``stage``: exactly what is saved when the deploy commits. ``description`` (one
-        line, optional) is kept with the deployment.
+    def deploy(
+        self, record: Application, stage: Stage, force: bool = False, description: str = ""
+    ) -> Deployment:
+        """Validate the saved definitions of ``record``, run its examples on them, and
+        serve a snapshot of them on ``stage``: exactly what is saved when the deploy
+        commits. A failing example refuses the deploy (``ExampleFailedError``, nothing
+        changed) unless ``force``; the deployment keeps whether it was forced and what
+        the examples found, and ``description`` (one line, optional).
 
-        The bulk of the work (reading, routes, compiling) happens before the write lock;
-        inside it the saved definitions are read again and compared, and whatever changed
-        meanwhile is validated there, so a deploy racing another process's edits and
-        deploys never publishes an older set than the store holds. A version (content
-        hash) the store already has passed validation at the deploy that stored it and is
-        not compiled again (see docs/deployments.md for what that assumes).
+        The bulk of the work (reading, routes, compiling, the examples) happens before the
+        write lock; inside it the saved definitions are read again and compared, and
+        whatever changed meanwhile is validated there, so a deploy racing another
+        process's edits and deploys never publishes an older set than the store holds.
+        When the application has examples and its definitions or examples changed
+        meanwhile, the examples run again on what is saved now, outside the lock (up to
+        three times). A version (content hash) the store already has passed validation at
+        the deploy that stored it and is not compiled again (see docs/deployments.md).
         """
         app = record.id
         description = validate_description(description)
         rows: dict[tuple[Any, ...], Definition] = {}
-        read = self.store.list_definitions(app, rows)
-        versions = self._validate(app, read, {})
-        with self.store.transaction():
-            definitions = self.store.list_definitions(app, rows)
-            if len(definitions) != len(read) or any(
-                a is not b for a, b in zip(definitions, read, strict=True)
-            ):
-                versions = self._validate(app, definitions, versions)
-            self._check_quota(stage, app, definitions)
-            deployment_id = self.store.add_deployment(
-                app,
-                stage,
-                socket.gethostname(),
-                exchange.to_document(record, []),
-                [versions[id(d)] for d in definitions],
-                description,
-            )
-            self.store.set_live(stage, app, deployment_id)
-            self.store.prune_deployments(app, stage, self._kept())
-            self.store.bump_generation()
-        return self.deployment(deployment_id)
+        for _ in range(3):
+            read = self.store.list_definitions(app, rows)
+            versions = self._validate(app, read, {})
+            examples = self.store.examples.list(app)
+            report = self.check(app, f"deploy to {stage}", read, examples)
+            if report is not None and not report.passed and not force:
+                raise ExampleFailedError(refusal(report, stage), report)
+            with self.store.transaction():
+                definitions = self.store.list_definitions(app, rows)
+                changed = len(definitions) != len(read) or any(
+                    a is not b for a, b in zip(definitions, read, strict=True)
+                )
+                saved_examples = self.store.examples.list(app)
+                if examples or saved_examples:
+                    if changed or saved_examples != examples:
+                        continue  # run them again on what is saved now
+                elif changed:
+                    versions = self._validate(app, definitions, versions)
+                self._check_quota(stage, app, definitions)
+                deployment_id = self.store.add_deployment(
+                    app,
+                    stage,
+                    socket.gethostname(),
+                    exchange.to_document(record, []),
+                    [versions[id(d)] for d in definitions],
+                    description,
+                )
+                if force or report is not None:
+                    checks = None if report is None else report.to_dict()
+                    self.store.examples.record_check(deployment_id, force, checks)
+                self.store.set_live(stage, app, deployment_id)
+                self.store.prune_deployments(app, stage, self._kept())
+                self.store.bump_generation()
+            return self.deployment(deployment_id)
+        raise ConflictError(
+            f"{app} kept changing while its examples ran before the deploy; deploy again"
+        )
+
+    def check(
+        self, app: str, target: str, definitions: list[Definition], examples: list[Example]
+    ) -> CheckReport | None:
+        """Run ``examples`` on ``definitions`` in this process (None: no examples)."""
+        if not examples:
+            return None
+        env = self._action_env()
+        return run_examples(lambda d: compile_action(d, env), app, target, definitions, examples)
 
     def _validate(
         self, app: str, definitions: list[Definition], done: dict[int, tuple[str, str]]
@@ -198,6 +246,13 @@ class Publisher:
                     deployment_id,
                 )
         raise NotFoundError(f"application {app!r} is not deployed to {stage}")
+
+    def openapi(self, app: str, stage: Stage, base_url: str) -> dict[str, Any]:
+        """The OpenAPI 3.1 document of ``app`` as it is live on ``stage``."""
+        from ..domain.openapi import build_document  # only when a document is asked for
+
+        record, definitions, deployment_id = self.live_snapshot(app, stage)
+        return build_document(record, stage, definitions, base_url, deployment_id)
 
     def deployed_state(self, definition: Definition, stage: Stage) -> str:
         """One state of ``deployed_states``."""

@@ -13,8 +13,16 @@ from typing import Any
 
 from ..domain.models import Stage
 from ..errors import ValidationError
+from ..store.store import Store
 
-__all__ = ["STATUS_CLASSES", "filter_requests", "request_app", "status_class", "with_apps"]
+__all__ = [
+    "STATUS_CLASSES",
+    "filter_requests",
+    "request_app",
+    "request_log",
+    "status_class",
+    "with_apps",
+]
 
 #: The status classes, in the order the charts stack them.
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
@@ -78,3 +86,9 @@ def filter_requests(
         and (not app or row["app"] == app)
         and (not status or status_class(row["status"]) == status)
     ]
+
+
+def request_log(store: Store, keep: int, limit: int | None = None) -> list[dict[str, Any]]:
+    """The newest ``limit`` log rows (all ``keep`` the log holds when None), oldest first,
+    each with its ``app``."""
+    return with_apps(store.request_log(keep if limit is None else min(limit, keep)))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import replace as with_fields
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from ..domain.models import Application, Definition
 from ..errors import ConflictError, ValidationError
 from ..store.store import Store
 
-__all__ = ["copy_definition", "import_document", "write_json"]
+__all__ = ["copy_definition", "export_document", "import_document", "write_json"]
 
 
 def write_json(path: str | os.PathLike[str], document: Any) -> Path:
@@ -35,10 +37,17 @@ def write_json(path: str | os.PathLike[str], document: Any) -> Path:
     return target
 
 
-def import_document(store: Store, document: Any, replace: bool) -> Application:
-    """Store the application of an export document (as read, checked here) if it is
-    valid; see ``Workspace.import_application``."""
+def import_document(
+    store: Store, source: str | os.PathLike[str] | Mapping[str, Any], replace: bool
+) -> Application:
+    """Store the application of an export (a path, or the document as read; checked here)
+    if it is valid; see ``Workspace.import_application``."""
+    if isinstance(source, Mapping):
+        document: Any = dict(source)
+    else:
+        document = exchange.read_document(os.fspath(source))
     app, definitions = exchange.from_document(document)
+    examples = exchange.examples_from_document(document, definitions)
     with store.transaction():
         if store.get_application(app.id):
             if not replace:
@@ -51,13 +60,21 @@ def import_document(store: Store, document: Any, replace: bool) -> Application:
         store.put_application(app)
         for definition in definitions:
             store.insert_definition(definition)
+        for example in examples:
+            store.examples.put(example)
     return app
+
+
+def export_document(store: Store, app: Application) -> dict[str, Any]:
+    """The export document of ``app``: its definitions and their examples."""
+    return exchange.to_document(app, store.list_definitions(app.id), store.examples.list(app.id))
 
 
 def copy_definition(
     store: Store, source: Definition, to_app: str, new_id: str | None = None
 ) -> Definition:
-    """Insert a copy of ``source`` into ``to_app`` (created if missing) as ``new_id``."""
+    """Insert a copy of ``source`` into ``to_app`` (created if missing) as ``new_id``,
+    its examples copied along."""
     target_id = new_id or source.id
     with store.transaction():
         if store.get_definition(to_app, target_id):
@@ -76,4 +93,6 @@ def copy_definition(
             }
         )
         store.insert_definition(copied)
+        for example in store.examples.list(source.app, source.id):
+            store.examples.put(with_fields(example, app=to_app, api_id=target_id))
     return copied

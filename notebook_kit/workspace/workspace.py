@@ -1,11 +1,8 @@
 """``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
 
-Every rule lives here or below. A workspace is a directory (``NOTEBOOK_KIT_HOME``) holding
-the store (its ``workspace.sqlite3``, or a shared PostgreSQL one) and ``environment.sqlite3``.
-
-The notebook conveniences at the end (``serve``, ``definitions_frame`` ...) delegate to the
-faces that own them (``notebook/``), imported on first use; the faces never import this
-module at run time, so no import circle: ``Workspace`` holds no view or server code.
+Every rule lives here or below (the modules beside this one). The notebook conveniences
+(``serve``, ``definitions_frame`` ...) come from ``NotebookViews``: one-line delegations to
+the face that owns them (``notebook/``), imported on first use: one way, no import circle.
 """
 
 from __future__ import annotations
@@ -16,43 +13,49 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..builtins.context import ActionEnvironment, BuiltinContext
-from ..domain import exchange, routing
+from ..domain import routing
 from ..domain.actions import CompiledAction, compile_action
+from ..domain.checks import CheckReport
+from ..domain.examples import Example
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
-from ..errors import ConflictError, NotFoundError
 from ..store.opening import STORE_ENV, open_store
-from .applications import Deletion, deletion_impact, rename_application
+from . import applications as apps
+from . import editing
+from .applications import Deletion
 from .configuration import make_home, rotate_key, save_setting
 from .diffing import StageDiff, stage_diff
-from .editing import change_definition, check_sources, draft_definition, insert_definition
+from .examples import check_application, list_examples, remove_example, save_example
+from .notebook_views import NotebookViews
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
-from .traffic import with_apps
-from .transfer import copy_definition, import_document, write_json
+from .traffic import request_log
+from .transfer import copy_definition, export_document, import_document, write_json
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from ..builtins.users import UserDirectory
     from ..domain.test_runs import Invocation
-    from ..runtime.server import BackgroundServer, ServerProcess
 
 __all__ = ["Workspace"]
 
 _UNSET: Any = object()
 
 
-class Workspace:
-    """A notebook_kit workspace. ``Workspace()`` uses ``NOTEBOOK_KIT_HOME`` or
-    ``~/.notebook_kit`` (created owner-only on first use). The deploy rules live in
-    ``publishing.Publisher``, what actions reach in ``builtins``; this is the facade."""
+class Workspace(NotebookViews):
+    """A notebook_kit workspace: the one object the CLI, the studio and the runtime call.
+
+    Args:
+        home: the workspace directory (default ``$NOTEBOOK_KIT_HOME``, else
+            ``~/.notebook_kit``), created owner-only on first use.
+        store: a ``postgresql://`` store URL (default ``$NOTEBOOK_KIT_STORE``, else the
+            SQLite file ``workspace.sqlite3`` in ``home``); ``StoreError`` if it cannot
+            be opened, ``ValidationError`` if it is not a URL notebook_kit accepts.
+    """
 
     def __init__(
         self, home: str | os.PathLike[str] | None = None, store: str | None = None
     ) -> None:
         self.home = make_home(Path(home).expanduser() if home is not None else default_home())
-        # ``store``: a store URL (None: $NOTEBOOK_KIT_STORE, else the SQLite file in home)
         self.store = open_store(os.environ.get(STORE_ENV) if store is None else store, self.home)
         self.context = BuiltinContext(self.store, self.home, self.settings)
         self._environment = ActionEnvironment(self.context)
@@ -64,14 +67,18 @@ class Workspace:
     # -- settings ----------------------------------------------------------------------
 
     def setting(self, name: str) -> Any:
+        """The value in force of setting ``name``: ``NOTEBOOK_KIT_<NAME>`` from the
+        environment, else the stored value, else the default (ValidationError: unknown)."""
         return resolve(find_setting(name), self.store.stored_settings())
 
     def settings(self) -> dict[str, Any]:
+        """Every setting's value in force, by name (secrets in clear: mask before showing)."""
         stored = self.store.stored_settings()
         return {s.name: resolve(s, stored) for s in SETTINGS}
 
     def set_setting(self, name: str, value: str | None) -> None:
-        """Store a setting (``None`` goes back to the default). Checked before it is saved."""
+        """Store a setting (``None``: back to the default), live on running servers within
+        ``reload_interval``; ValidationError for an unknown name or a value it refuses."""
         save_setting(self.store, self.home, name, value)
 
     # -- the action environment --------------------------------------------------------
@@ -86,8 +93,7 @@ class Workspace:
         return self._environment.names()
 
     def users(self) -> UserDirectory:
-        """The execution environment's user directory (what ``fn.getUsers`` and friends
-        use), for managing users from a notebook; it mails reset tokens as ``fn`` does."""
+        """The user directory ``fn.getUsers`` and friends use (mailing as ``fn`` does)."""
         from ..builtins.users import UserDirectory
 
         return UserDirectory(self.store, self.context.notify)
@@ -95,54 +101,50 @@ class Workspace:
     # -- applications ------------------------------------------------------------------
 
     def applications(self) -> list[Application]:
+        """Every application of the workspace, sorted by ID."""
         return self.store.list_applications()
 
     def application(self, app: str) -> Application:
-        found = self.store.get_application(app)
-        if found is None:
-            raise NotFoundError(f"no application {app!r}")
-        return found
+        """The application with ID ``app`` (NotFoundError if there is none)."""
+        return apps.find_application(self.store, app)
 
     def create_application(self, app: str, label: str = "") -> Application:
-        record = Application(app, label)
-        with self.store.transaction():
-            if self.store.get_application(app):
-                raise ConflictError(f"application {app!r} already exists")
-            self.store.put_application(record)
-        return record
+        """Create an empty application (type "REST API"; a blank ``label`` is the ID).
+
+        Raises:
+            ValidationError: ``app`` is not 1 to 64 of ``A-Za-z0-9_-``.
+            ConflictError: the application exists.
+        """
+        return apps.create_application(self.store, app, label)
 
     def rename_application(self, app: str, label: str) -> Application:
-        return rename_application(self.store, app, label)
+        """Give ``app`` a new label (blank: its ID; NotFoundError if no such app). The ID
+        never changes; what is live keeps its label until the next deploy."""
+        return apps.rename_application(self.store, app, label)
 
     def deletion_impact(self, app: str) -> Deletion:
-        return deletion_impact(self.store, app)
+        """What ``delete_application(app)`` would remove: its number of definitions and
+        the stages it is live on; ``.describe()`` is the sentence a person confirms."""
+        return apps.deletion_impact(self.store, app)
 
     def delete_application(self, app: str) -> None:
         """Remove the application, its definitions and what it has live (history stays)."""
-        with self.store.transaction():
-            self.application(app)
-            self.store.delete_application(app)
-            self.store.bump_generation()
+        apps.delete_application(self.store, app)
 
     # -- definitions -------------------------------------------------------------------
 
     def get(self, app: str, api_id: str) -> Definition:
-        found = self.store.get_definition(app, api_id)
-        if found is None:
-            raise NotFoundError(f"no definition {api_id!r} in application {app!r}")
-        return found
+        """The saved definition ``api_id`` of ``app`` (NotFoundError if there is none);
+        what a stage serves is ``live(stage)``."""
+        return editing.find_definition(self.store, app, api_id)
 
     def definitions(
         self, app: str | None = None, label: str | None = None, search: str | None = None
     ) -> list[Definition]:
-        """Definitions (of ``app``) whose label has ``label`` and whose label, API ID or path has
-        ``search`` (case-insensitive)."""
-        if app is not None:
-            self.application(app)
-        found = self.store.list_definitions(app)
-        if label:
-            found = [d for d in found if label.casefold() in d.label.casefold()]
-        return [d for d in found if d.matches(search)] if search else found
+        """Saved definitions: all, or ``app``'s (NotFoundError if no such application),
+        whose label contains ``label`` and whose label, API ID or path contains ``search``
+        (both case-insensitive) if given."""
+        return editing.list_definitions(self.store, app, label, search)
 
     def create(
         self,
@@ -163,7 +165,7 @@ class Workspace:
         ``timeout``: seconds its action may run (None: the ``action_timeout`` setting)."""
         given = (app, api_id, label, method, resource, action, content_type, requires_auth)
         definition = Definition(*given, functions, tuple(constants), timeout=timeout)
-        return insert_definition(self.store, definition)
+        return editing.insert_definition(self.store, definition)
 
     def edit(
         self,
@@ -183,38 +185,24 @@ class Workspace:
     ) -> Definition:
         """Change a definition (its ID too). What is live changes only at the next deploy.
         ``timeout=None`` goes back to the ``action_timeout`` setting."""
-        given = {
-            "id": new_id,
-            "label": label,
-            "method": method,
-            "resource": resource,
-            "action": action,
-            "requires_auth": requires_auth,
-            "functions": functions,
-            "constants": None if constants is None else tuple(constants),
-        }
-        changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        if content_type is not _UNSET:
-            changes["content_type"] = content_type
-        if timeout is not _UNSET:
-            changes["timeout"] = timeout
-        return change_definition(self.store, app, api_id, changes)
+        given = (new_id, label, method, resource, action, requires_auth, functions, constants)
+        changes = editing.edit_changes(*given, content_type, timeout, unset=_UNSET)
+        return editing.change_definition(self.store, app, api_id, changes)
 
     def draft(self, app: str, api_id: str, **fields: Any) -> Definition:
         """A definition validated like ``create`` (sources compiled) but not saved."""
-        return draft_definition(app, api_id, fields)
+        return editing.draft_definition(app, api_id, fields)
 
-    # The core's compile check (ActionSyntaxError naming the field and the line).
-    check_sources = staticmethod(check_sources)
+    check_sources = staticmethod(editing.check_sources)
 
     def change_stamp(self) -> str:
         """Differs whenever the store changed (any process): poll it to notice changes."""
         return self.store.change_stamp()
 
     def delete(self, app: str, api_id: str) -> None:
-        with self.store.transaction():
-            self.get(app, api_id)
-            self.store.delete_definition(app, api_id)
+        """Delete a saved definition (NotFoundError if there is none); a stage serving it
+        keeps serving it until the next deploy."""
+        editing.delete_definition(self.store, app, api_id)
 
     def copy(self, app: str, api_id: str, to_app: str, new_id: str | None = None) -> Definition:
         """Copy a definition into ``to_app`` (created if missing), as ``new_id`` if given."""
@@ -241,6 +229,13 @@ class Workspace:
         return run_test(self.compile, definition, **request)
 
     def compile(self, definition: Definition) -> CompiledAction:
+        """Compile ``definition`` with this workspace's ``fn``, ``db`` and ``http``, as a
+        deploy does (its user functions run once).
+
+        Raises:
+            ActionSyntaxError: the action or the user functions do not compile.
+            ValidationError: the user functions raise when loaded.
+        """
         return compile_action(definition, self.action_env())
 
     def endpoint_urls(self, app: str, api_id: str, base_url: str) -> dict[str, str]:
@@ -248,15 +243,41 @@ class Workspace:
         resource = self.get(app, api_id).resource
         return {str(s): endpoint_url(base_url, s, app, resource) for s in Stage}
 
+    def add_example(
+        self, app: str, api_id: str, name: str, *, request: Any = None, expect: Any = None,
+        replace: bool = False,
+    ) -> Example:  # fmt: skip
+        """Save an example (docs/examples.md): ``request`` (path_parameters, query, headers,
+        body), ``expect`` (status, json, max_ms); an existing name only with ``replace``."""
+        example = Example.of(app, api_id, name, request, expect)
+        return save_example(self.store, example, replace)
+
+    def examples(self, app: str, api_id: str | None = None) -> list[Example]:
+        """The saved examples of ``app`` (of one definition if ``api_id``), by name."""
+        return list_examples(self.store, app, api_id)
+
+    def remove_example(self, app: str, api_id: str, name: str) -> None:
+        """Delete one example (NotFoundError if there is none)."""
+        remove_example(self.store, app, api_id, name)
+
+    def check(self, app: str, stage: Stage | str | None = None) -> CheckReport:
+        """Run ``app``'s examples here, on the saved definitions or what ``stage`` serves."""
+        return check_application(self._publisher, app, Stage.parse(stage) if stage else None)
+
     # -- deploy, undeploy, rollback ----------------------------------------------------
 
-    def deploy(self, app: str, stage: Stage | str, description: str = "") -> Deployment:
-        """Validate the whole application and publish a snapshot of it to ``stage``;
-        ``description`` (one line, optional) is kept with the deployment."""
-        stage = Stage.parse(stage)
-        return self._publisher.deploy(self.application(app), stage, description)
+    def deploy(
+        self, app: str, stage: Stage | str, force: bool = False, description: str = ""
+    ) -> Deployment:
+        """Validate the application, run its examples, publish a snapshot of it to ``stage``;
+        a failing example refuses it (ExampleFailedError) unless ``force``. ``description``
+        (one line, optional) is kept with the deployment."""
+        record = self.application(app)
+        return self._publisher.deploy(record, Stage.parse(stage), force, description)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
+        """Stop serving ``app`` on ``stage``; its history stays for ``rollback``
+        (NotFoundError if it is not deployed there)."""
         self._publisher.undeploy(app, Stage.parse(stage))
 
     def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
@@ -268,7 +289,8 @@ class Workspace:
         return stage_diff(self._publisher, self.application(app).id, Stage.parse(stage))
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
-        """The deployment history (oldest first), each with its description."""
+        """The kept deployments, oldest first, of ``app`` or of every application, each
+        with its description; ``active`` marks the one a stage serves now."""
         return self.store.list_deployments(app)
 
     def live(self, stage: Stage | str) -> dict[str, list[Definition]]:
@@ -290,48 +312,52 @@ class Workspace:
         return {str(stage): routing.count_resources(self.live(stage)) for stage in Stage}
 
     def resource_tree(self, stage: Stage | str) -> list[str]:
+        """What ``stage`` serves as an indented tree, one line per resource with its
+        methods in brackets (what ``notebook-kit resources`` prints)."""
         return routing.resource_tree(self.live(stage))
 
     def resource_trees(self) -> list[StageResources]:
+        """Each stage's resources as trees of nodes, with counts and the
+        ``resource_quota`` (what the studio's Resources tab draws)."""
         quota = self.setting("resource_quota")
         return [stage_resources(str(stage), self.live(stage), quota) for stage in Stage]
 
     def openapi(
         self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
     ) -> dict[str, Any]:
-        """The OpenAPI 3.1 document of ``app`` as deployed on ``stage`` (not as saved)."""
-        from ..domain.openapi import build_document
-
-        stage = Stage.parse(stage)
-        record, definitions, deployment_id = self._publisher.live_snapshot(app, stage)
-        return build_document(record, stage, definitions, base_url, deployment_id)
+        """The OpenAPI 3.1 document of ``app`` as deployed on ``stage`` (not as saved);
+        NotFoundError if it is not deployed there."""
+        return self._publisher.openapi(app, Stage.parse(stage), base_url)
 
     # -- keys --------------------------------------------------------------------------
 
     def keys(self) -> dict[str, str]:
+        """The API key of each stage, ``{"dev": key, "prod": key}`` (send as ``x-api-key``)."""
         return {str(stage): key for stage, key in self.store.api_keys().items()}
 
     def rotate_key(self, stage: Stage | str) -> str:
+        """Replace ``stage``'s API key and return the new one; running servers refuse the
+        old key within ``reload_interval``, so hand the new key to callers first."""
         return rotate_key(self.store, Stage.parse(stage))
 
-    # -- export, import, commit --------------------------------------------------------
+    # -- export, import, commit, the sample --------------------------------------------
 
     def export(self, app: str) -> dict[str, Any]:
-        return exchange.to_document(self.application(app), self.store.list_definitions(app))
+        """``app``, its saved definitions and their examples as one ``notebook-kit/1``
+        JSON document."""
+        return export_document(self.store, self.application(app))
 
     def export_file(self, app: str, path: str | os.PathLike[str]) -> Path:
+        """Write ``export(app)`` to ``path``, whole or not at all, and return the path
+        (ValidationError if it cannot be written)."""
         return write_json(path, self.export(app))
 
     def import_application(
         self, source: str | os.PathLike[str] | Mapping[str, Any], replace: bool = False
     ) -> Application:
         """Import an export (a path or the document). Checked whole before anything is
-        written; an existing application is refused unless ``replace``."""
-        if isinstance(source, Mapping):
-            document: Any = dict(source)
-        else:
-            document = exchange.read_document(os.fspath(source))
-        return import_document(self.store, document, replace)
+        written; an existing application is refused (ConflictError) unless ``replace``."""
+        return import_document(self.store, source, replace)
 
     def commit(
         self, app: str, repo: str | os.PathLike[str], message: str, author: str | None = None
@@ -340,9 +366,8 @@ class Workspace:
         ``author``: ``Name <email>``, by default git config's user (see ``commit.py``)."""
         from .commit import commit_application as save
 
-        return save(os.fspath(repo), self.application(app), self.definitions(app), message, author)
-
-    # -- the sample --------------------------------------------------------------------
+        found = (self.application(app), self.definitions(app), self.examples(app))
+        return save(os.fspath(repo), *found, message, author)
 
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, and deploy it to both
@@ -351,50 +376,6 @@ class Workspace:
 
         return install_sample(self, self._publisher)
 
-    # -- notebook conveniences: one-line delegations to the notebook face -----------------
-
-    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
-        """Serve in a background thread of this process (``notebook_kit.serve``)."""
-        from ..notebook.serving import serve
-
-        return serve(self, port=port, host=host)
-
-    def serve_process(
-        self, port: int = 8000, host: str = "127.0.0.1", workers: int = 1
-    ) -> ServerProcess:
-        """Serve from a child process (``notebook_kit.serve_process``)."""
-        from ..notebook.serving import serve_process
-
-        return serve_process(self, port=port, host=host, workers=workers)
-
-    def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
-        """``listing()`` as a DataFrame (as are the other ``*_frame`` methods)."""
-        return _frames().definitions_frame(self.listing(app, label))
-
-    def deployments_frame(self, app: str | None = None) -> pd.DataFrame:
-        return _frames().deployments_frame(self.deployments(app))
-
-    def resources_frame(self) -> pd.DataFrame:
-        return _frames().resources_frame(self.resources())
-
-    def users_frame(self) -> pd.DataFrame:
-        return _frames().users_frame(self.users().all_users())
-
-    def groups_frame(self) -> pd.DataFrame:
-        return _frames().groups_frame(self.users().all_groups())
-
-    def request_log_frame(self, limit: int | None = None) -> pd.DataFrame:
-        """The newest ``limit`` (default: all kept) requests any server answered."""
-        return _frames().request_log_frame(self.request_log(limit))
-
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` (default: all kept) log rows, oldest first, with their ``app``."""
-        keep = self.setting("request_log_size")
-        return with_apps(self.store.request_log(keep if limit is None else min(limit, keep)))
-
-
-def _frames() -> Any:
-    """The notebook face's pandas frames, imported (with pandas) on first use."""
-    from ..notebook import frames
-
-    return frames
+        return request_log(self.store, self.setting("request_log_size"), limit)

@@ -166,16 +166,21 @@ Server tab (nk-server)
 
 from __future__ import annotations
 
-from .applications import ApplicationBar
-from .definition_list import DefinitionList
-from .deploy import DeployPanel
-from .form import DefinitionForm
-from .logs import LogsPanel
-from .manage import ManagePanel
-from .resources import ResourcesPanel
-from .server_panel import ServerPanel
-from .studio import Studio
-from .tester import TestPanel
+from ..extra import require_notebook_extra
+
+# Before any widget module: without the notebook extra, one error naming the install.
+require_notebook_extra("notebook_kit.studio (and request_charts)")
+
+from .applications import ApplicationBar  # noqa: E402
+from .definition_list import DefinitionList  # noqa: E402
+from .deploy import DeployPanel  # noqa: E402
+from .form import DefinitionForm  # noqa: E402
+from .logs import LogsPanel  # noqa: E402
+from .manage import ManagePanel  # noqa: E402
+from .resources import ResourcesPanel  # noqa: E402
+from .server_panel import ServerPanel  # noqa: E402
+from .studio import Studio  # noqa: E402
+from .tester import TestPanel  # noqa: E402
 
 __all__ = [
     "ApplicationBar",

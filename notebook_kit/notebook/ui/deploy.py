@@ -220,7 +220,7 @@ class DeployPanel(widgets.VBox):
             self.on_deployed()
 
     def _deploy(self, stage: Stage) -> None:
-        deployment = self.workspace.deploy(self._app(), stage, self.description.value)
+        deployment = self.workspace.deploy(self._app(), stage, description=self.description.value)
         self.description.value = ""  # said of this deployment; the next one says its own
         self._changed()
         self.show_urls(stage)

@@ -22,6 +22,7 @@ from ...workspace.workspace import Workspace
 from .answer import format_result, parse_headers, phrase
 from .copy import CopyButton
 from .curl import fill_resource, request_curl
+from .examples import ExamplesPanel
 from .feedback import Status, show_text
 from .history import (
     VERSION_LABELS,
@@ -97,6 +98,7 @@ class TestPanel(widgets.VBox):
         for fixed in (self.curl_reveal, self.curl_copy):  # the textarea takes the rest
             fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"
         self.history = TestHistory(on_rerun=self.rerun)
+        self.examples = ExamplesPanel(workspace, self.current_request)
         for widget, css in (
             (self.request, "nk-test-request"),
             (self.query, "nk-test-query"),
@@ -134,6 +136,7 @@ class TestPanel(widgets.VBox):
                 widgets.HTML("<b>curl</b> <i>(the dev URL with the dev key)</i>"),
                 widgets.HBox([self.curl, self.curl_reveal, self.curl_copy]),
                 self.history,
+                self.examples,
             ]
         )
         self.add_class("nk-test")
@@ -148,6 +151,7 @@ class TestPanel(widgets.VBox):
         """Test ``definition`` (the saved one, None for a new one): one input per path
         parameter, values kept by name."""
         self.definition = definition
+        self.examples.load(definition)
         self.saved_button.disabled = self.dev_button.disabled = definition is None
         if definition is None:
             self.title.value = _NO_DEFINITION
@@ -190,6 +194,15 @@ class TestPanel(widgets.VBox):
 
     def path_parameters(self) -> dict[str, str]:
         return {name: text.value for name, text in self.params.items()}
+
+    def current_request(self) -> dict[str, object]:
+        """The request the inputs describe, as an example keeps it."""
+        return {
+            "path_parameters": self.path_parameters(),
+            "query": self._query(),
+            "headers": parse_headers(self.headers.value),
+            "body": self.body.value,
+        }
 
     def _query(self) -> str:
         return self.query.value.strip().lstrip("?")
@@ -280,6 +293,7 @@ class TestPanel(widgets.VBox):
             raised = result.error is not None
         self._show(done, text)
         self.history.add(done)
+        self.examples.answered(done.status)
         outcome = "raised an error" if raised else f"answered {done.status}"
         said = f"{call.definition.id}: {VERSION_LABELS[call.version]}, {outcome}"
         if raised or done.status >= 400:

@@ -1,0 +1,234 @@
+"""Fast actions run inline on the event loop; slow ones on the relay's lanes.
+
+A real ``notebook-kit serve`` over real HTTP: an action's answer says which thread ran it
+(the loop is the server's main thread with one worker; lanes are ``relay-lane``). Plus the
+``Pace`` rules themselves, and the relay's monitor going idle when nothing runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from polling import wait_until
+
+from notebook_kit.domain.models import Constant
+from notebook_kit.runtime.pace import MAX_BACKOFF, PROMOTE_AFTER, Pace
+from notebook_kit.runtime.relay import TIMED_OUT, Relay
+from notebook_kit.runtime.server import ServerProcess
+from notebook_kit.workspace.workspace import Workspace
+
+APP = "pace"
+CALC = b'{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
+# Fast until a flag file exists, then it does what the flag file says.
+TURNS = """\
+import os, threading, time
+flag = const.FLAG
+mode = open(flag).read() if os.path.exists(flag) else ""
+if mode == "sleep":
+    time.sleep(0.4)
+elif mode == "spin":
+    while True:
+        pass
+res.body = {"thread": threading.current_thread().name}
+"""
+
+
+@pytest.fixture(scope="module")
+def pace_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("pace") / "workspace"
+    workspace = Workspace(home)
+    workspace.install_sample()
+    for name in ("turns", "spins"):
+        flag = home / f"{name}.flag"
+        workspace.create(
+            APP,
+            name,
+            label=name,
+            method="GET",
+            resource=name,
+            action=TURNS,
+            requires_auth=False,
+            constants=[Constant("FLAG", "String", str(flag))],
+        )
+    workspace.edit(APP, "spins", timeout=1)
+    workspace.deploy(APP, "dev")
+    return home
+
+
+@pytest.fixture
+def server(pace_home: Path) -> Iterator[ServerProcess]:
+    for flag in pace_home.glob("*.flag"):
+        flag.unlink()
+    process = ServerProcess(pace_home).start()
+    yield process
+    process.stop()
+
+
+def threads_seen(client: httpx.Client, path: str, calls: int) -> list[str]:
+    names = []
+    for _ in range(calls):
+        answer = client.get(path)
+        assert answer.status_code == 200, answer.text
+        names.append(answer.json()["thread"])
+    return names
+
+
+def promote(client: httpx.Client, path: str) -> None:
+    """Call ``path`` until it answers from the loop thread (the server's main thread)."""
+    names = threads_seen(client, path, PROMOTE_AFTER + 8)
+    assert names[0] == "relay-lane", names  # every action starts on the lanes
+    assert names[-1] == "MainThread", names
+
+
+def calculator_latencies(url: str, key: str, seconds: float) -> list[float]:
+    latencies = []
+    headers = {"x-api-key": key, "Content-Type": "application/json"}
+    with httpx.Client(base_url=url, timeout=10) as client:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            began = time.perf_counter()
+            answer = client.post("/dev/restapi_sample/calculator", content=CALC, headers=headers)
+            latencies.append(time.perf_counter() - began)
+            assert answer.status_code == 200, answer.text
+            time.sleep(0.01)
+    return latencies
+
+
+def test_a_fast_action_moves_from_the_lanes_to_the_loop(server: ServerProcess) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        names = threads_seen(client, f"/dev/{APP}/turns", PROMOTE_AFTER + 8)
+    assert names[:PROMOTE_AFTER] == ["relay-lane"] * PROMOTE_AFTER
+    assert names[-4:] == ["MainThread"] * 4
+
+
+def test_an_action_that_turns_slow_goes_back_to_the_lanes(
+    server: ServerProcess, pace_home: Path
+) -> None:
+    key = Workspace(pace_home).keys()["dev"]
+    path = f"/dev/{APP}/turns"
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        promote(client, path)
+        (pace_home / "turns.flag").write_text("sleep")
+        # The call that shows it is slow runs inline (it was fast until now) ...
+        assert client.get(path).json()["thread"] == "MainThread"
+        # ... and the next ones on a lane, where they stall nothing.
+        assert client.get(path).json()["thread"] == "relay-lane"
+        with ThreadPoolExecutor(1) as pool:
+            slow = pool.submit(client.get, path)
+            time.sleep(0.05)
+            latencies = calculator_latencies(server.url, key, 0.3)
+            assert slow.result().json()["thread"] == "relay-lane"
+    # A sleep of 0.4 s on the loop would hold the first calculator call (made 0.05 s in)
+    # for 0.35 s at least.
+    assert max(latencies) < 0.3, [round(x, 3) for x in latencies]
+
+
+def test_an_inline_action_past_its_limit_gets_504_and_the_server_goes_on(
+    server: ServerProcess, pace_home: Path
+) -> None:
+    path = f"/dev/{APP}/spins"
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        promote(client, path)
+        (pace_home / "spins.flag").write_text("spin")
+        began = time.monotonic()
+        answer = client.get(path)
+        assert answer.status_code == 504, answer.text
+        assert time.monotonic() - began < 5
+        (pace_home / "spins.flag").unlink()
+        # The loop is free again, and the action was sent back to the lanes.
+        assert client.get(path).json()["thread"] == "relay-lane"
+        assert client.get(f"/dev/{APP}/turns").status_code == 200
+
+
+def test_pace_promotes_after_a_run_of_fast_lane_calls() -> None:
+    pace = Pace()
+    for _ in range(PROMOTE_AFTER - 1):
+        pace.lane_call_ended(0.0001)
+    assert not pace.inline
+    pace.lane_call_ended(0.5)  # one slow call starts the run again
+    for _ in range(PROMOTE_AFTER - 1):
+        pace.lane_call_ended(0.0001)
+    assert not pace.inline
+    pace.lane_call_ended(0.0001)
+    assert pace.inline
+
+
+def test_pace_demotion_doubles_the_run_needed_up_to_a_cap() -> None:
+    pace = Pace()
+    needed = []
+    for _ in range(MAX_BACKOFF + 3):
+        calls = 0
+        while not pace.inline:
+            pace.lane_call_ended(0.0001)
+            calls += 1
+        needed.append(calls)
+        pace.demote()
+    cap = PROMOTE_AFTER << MAX_BACKOFF
+    assert needed == [min(PROMOTE_AFTER << i, cap) for i in range(MAX_BACKOFF + 3)]
+    pace.demote()  # demoting what is on the lanes changes nothing
+    assert pace.demotions == MAX_BACKOFF + 3
+
+
+@pytest.fixture
+def relay() -> Iterator[tuple[asyncio.AbstractEventLoop, Relay]]:
+    loop = asyncio.new_event_loop()
+    made: list[Relay] = []
+
+    async def make() -> Relay:
+        made.append(Relay(asyncio.get_running_loop(), idle_after=0.05))
+        return made[0]
+
+    relay = loop.run_until_complete(make())
+    yield loop, relay
+    relay.close()
+    loop.close()
+
+
+def test_the_monitor_sleeps_while_idle_and_wakes_for_the_next_call(
+    relay: tuple[asyncio.AbstractEventLoop, Relay],
+) -> None:
+    loop, relay_ = relay
+    wait_until(lambda: relay_.sleeping, 2)
+    assert loop.run_until_complete(relay_.run(lambda: 42, (), 1.0)) == 42
+    # A call made while it slept is watched: past its limit it is answered TIMED_OUT.
+    stop = threading.Event()
+
+    def hang() -> None:
+        stop.wait(5)
+
+    wait_until(lambda: relay_.sleeping, 2)
+    began = time.monotonic()
+    assert loop.run_until_complete(relay_.run(hang, (), 0.2)) is TIMED_OUT
+    assert time.monotonic() - began < 2
+    stop.set()
+    wait_until(lambda: relay_.sleeping, 2)  # and idle again after
+
+
+def test_an_inline_call_made_while_the_monitor_slept_is_stopped_at_its_limit(
+    relay: tuple[asyncio.AbstractEventLoop, Relay],
+) -> None:
+    from notebook_kit.runtime.interrupts import ActionTimeout
+
+    loop, relay_ = relay
+    wait_until(lambda: relay_.sleeping, 2)
+    pace = Pace()
+    pace.inline = True
+
+    def spin() -> None:
+        while True:
+            pass
+
+    async def call() -> None:
+        relay_.run_inline(spin, (), 0.2, pace)
+
+    with pytest.raises(ActionTimeout):
+        loop.run_until_complete(call())
+    assert relay_.loop_lane.job is None
+    assert not pace.inline  # sent back to the lanes
