@@ -329,7 +329,8 @@ def test_deployments_json_shape(home: Path) -> None:
 
 def test_deployments_table_for_people(home: Path) -> None:
     lines = ok(nk(home, "deployments")).splitlines()
-    assert lines[0].split() == ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE", "EXAMPLES"]
+    header = ["ID", "APP", "STAGE", "DEPLOYED_AT", "HOST", "ACTIVE", "DESCRIPTION", "EXAMPLES"]
+    assert lines[0].split() == header
     assert len(lines) == 3
 
 
@@ -638,3 +639,23 @@ def test_refusal_in_process_is_one_line(
     assert (got, out) == (code, "")
     assert err.count("\n") == 1 and err.startswith("notebook-kit: ") and message in err
     assert dump(home) == before
+
+
+def test_deploy_description_shows_in_the_history(home: Path) -> None:
+    out = ok(nk(home, "deploy", "shop", "--stage", "dev", "-m", "price fix"))
+    assert "deployed shop to dev (deployment" in out and "): price fix" in out
+    ok(nk(home, "deploy", "shop", "--stage", "dev", "--description", "second go"))
+    rows = json.loads(ok(nk(home, "deployments", "--app", "shop", "--json")))
+    assert [r["description"] for r in rows] == ["price fix", "second go"]
+    lines = ok(nk(home, "deployments", "--app", "shop")).splitlines()
+    assert lines[1].rstrip().endswith("price fix") and lines[2].endswith("second go")
+    assert list(Workspace(home).deployments_frame("shop")["description"]) == [
+        "price fix",
+        "second go",
+    ]
+
+
+def test_deploy_description_of_two_lines_is_refused(home: Path) -> None:
+    line = refused(nk(home, "deploy", "shop", "--stage", "dev", "-m", "a\nb"))
+    assert "one line" in line
+    assert Workspace(home).deployments("shop") == []

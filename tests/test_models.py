@@ -379,6 +379,7 @@ def test_deployment_to_dict_has_plain_values() -> None:
         "active": True,
         "forced": False,
         "checks": None,
+        "description": "",
     }
 
 

@@ -101,7 +101,8 @@ def test_definitions_frame_of_empty_workspace_keeps_columns(workspace: Workspace
 
 def test_deployments_frame_has_documented_columns(deployed: Workspace) -> None:
     frame = deployed.deployments_frame()
-    assert list(frame.columns) == ["id", "app", "stage", "deployed_at", "host", "active"]
+    columns = ["id", "app", "stage", "deployed_at", "host", "active", "description"]
+    assert list(frame.columns) == columns
     assert frame["app"].tolist() == ["restapi_sample", "restapi_sample", "tools"]
     assert frame["stage"].tolist() == ["dev", "prod", "dev"]
     assert frame["active"].tolist() == [True, True, True]

@@ -638,3 +638,29 @@ def test_concurrent_deploys_never_publish_fewer_definitions(ws: Workspace, store
         sizes.append(len(found[1]["definitions"]))
     assert len(sizes) == 1 + 3 * rounds
     assert sizes == sorted(sizes) and sizes[-1] == len(saved), sizes
+
+
+def test_deploy_description_is_kept_with_the_deployment(ws: Workspace, store_url: str) -> None:
+    _shop(ws)
+    described = ws.deploy("shop", "dev", description="  first cut for the demo ")
+    plain = ws.deploy("shop", "dev")
+    assert described.description == "first cut for the demo"
+    assert plain.description == ""
+    history = _reopen(ws, store_url).deployments("shop")
+    assert [(d.id, d.description) for d in history] == [
+        (described.id, "first cut for the demo"),
+        (plain.id, ""),
+    ]
+    assert ws.rollback("shop", "dev", to=described.id).description == "first cut for the demo"
+    assert history[0].to_dict()["description"] == "first cut for the demo"
+
+
+@pytest.mark.parametrize("description", ["two\nlines", "x" * 201])
+def test_a_bad_deploy_description_is_refused_and_nothing_deployed(
+    ws: Workspace, description: str
+) -> None:
+    _shop(ws)
+    with pytest.raises(ValidationError, match="deployment description"):
+        ws.deploy("shop", "dev", description=description)
+    assert ws.deployments("shop") == []
+    assert ws.live("dev") == {}

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime
 
 import httpx
 import pytest
 
 from notebook_kit import Workspace
 from notebook_kit.notebook.ui.deploy import DeployPanel
+from notebook_kit.notebook.ui.diff_view import local_time
+from notebook_kit.notebook.ui.server_panel import mask_key
 from notebook_kit.runtime.server import BackgroundServer
 
 
@@ -46,8 +49,8 @@ def test_deploy_dev_says_stage_id_and_time_and_marks_live(demo: Workspace) -> No
 
     deployment = demo.deployments("demo")[-1]
     assert panel.status.text == (
-        f"Deployed demo to dev (debug): deployment {deployment.id} at {deployment.deployed_at}, "
-        "live within a second on every server"
+        f"Deployed demo to dev (debug): deployment {deployment.id} at "
+        f"{local_time(deployment.deployed_at)}, live within a second on every server"
     )
     assert rows(panel, "dev") == [(deployment.id, True)]
     assert deployment.host in panel.deployments.value
@@ -98,7 +101,7 @@ def test_rollback_to_kept_deployment_after_confirm(demo: Workspace) -> None:
     assert demo.live("dev")["demo"][0].action == "res.body = {'v': 1}"
     assert panel.rollback_status.text == (
         f"Rolled demo back on dev: deployment {first} "
-        f"(of {demo.deployments('demo')[0].deployed_at}) is live"
+        f"(of {local_time(demo.deployments('demo')[0].deployed_at)}) is live"
     )
     assert rows(panel, "dev") == [(second, False), (first, True)]
     # what is live now differs from what is saved: the diff says how
@@ -183,7 +186,13 @@ def test_urls_and_curl_of_deployed_definition(
     assert panel.url_texts["dev"].value == url
     assert f'href="{url}"' in panel.urls.value
     key = sample_workspace.keys()["dev"]
-    assert panel.curl.value == f"curl --globoff '{url}' -H 'x-api-key: {key}'"
+    runnable = f"curl --globoff '{url}' -H 'x-api-key: {key}'"
+    assert panel.curl.value == f"curl --globoff '{url}' -H 'x-api-key: {mask_key(key)}'"
+    assert key not in panel.curl.value  # masked, as in the Test tab
+    assert panel.curl_copy.text == runnable  # the copy runs as is
+    panel.curl_reveal.value = True
+    assert panel.curl.value == runnable
+    assert panel.curl_reveal.description == "Hide key"
     answer = httpx.get(url.replace("{id}", "E001"), headers={"x-api-key": key}, timeout=10)
     assert answer.status_code == 200
 
@@ -208,3 +217,70 @@ def test_rollback_choice_survives_refresh_but_not_a_new_deploy(demo: Workspace) 
     assert panel.rollback_target.value == first
     panel.deploy_dev.click()
     assert panel.rollback_target.value == third  # the one before the new live one
+
+
+def test_curl_fills_path_parameters_from_the_test_tab(
+    sample_workspace: Workspace, running_server: BackgroundServer
+) -> None:
+    values = {"id": "E 001"}
+    panel = DeployPanel(
+        sample_workspace, lambda: running_server.url, path_parameters=lambda: values
+    )
+    panel.load("restapi_sample", sample_workspace.get("restapi_sample", "employee"))
+    assert f"curl {running_server.url}/dev/restapi_sample/employee/E%20001 -H" in panel.curl.value
+    assert "--globoff" not in panel.curl.value and "{id}" not in panel.curl.value
+    values["id"] = ""  # not given: the template stays, curl told not to glob it
+    panel.show_urls()
+    assert "--globoff" in panel.curl.value and "employee/{id}" in panel.curl.value
+
+
+def test_undeploy_is_offered_only_where_the_application_is_served(demo: Workspace) -> None:
+    panel = make_panel(demo)
+    assert panel.undeploy_dev.disabled and panel.undeploy_prod.disabled  # never deployed
+    panel.deploy_dev.click()
+    assert not panel.undeploy_dev.disabled
+    assert panel.undeploy_prod.disabled
+    panel.undeploy_dev.click()
+    panel.undeploy_ask.confirm.click()
+    assert panel.undeploy_dev.disabled  # nothing left to take down
+    assert not panel.deploy_dev.disabled
+
+
+def test_deploy_description_goes_with_the_deployment_into_the_table(demo: Workspace) -> None:
+    panel = make_panel(demo)
+    panel.description.value = "first <b>cut</b>"
+    panel.deploy_dev.click()
+    deployment = demo.deployments("demo")[-1]
+    assert deployment.description == "first <b>cut</b>"
+    assert "first &lt;b&gt;cut&lt;/b&gt;" in panel.deployments.value
+    assert panel.description.value == ""  # the next deploy says its own
+    panel.description.value = "two\nlines"
+    panel.deploy_dev.click()
+    assert "one line" in panel.status.text
+    assert len(demo.deployments("demo")) == 1
+
+
+def test_history_shows_local_times_and_a_rollback_button_per_other_row(demo: Workspace) -> None:
+    panel = make_panel(demo)
+    panel.deploy_dev.click()
+    panel.deploy_dev.click()
+    first, second = demo.deployments("demo")
+    when = datetime.fromisoformat(first.deployed_at.replace("Z", "+00:00")).astimezone()
+    assert when.strftime("%Y-%m-%d %H:%M:%S") in panel.deployments.value
+    assert f'title="{first.deployed_at} (UTC)"' in panel.deployments.value
+    buttons = re.findall(
+        r'class="nk-row-rollback[^"]*" data-nk-event="rollback" data-nk-id="(\d+)"',
+        panel.deployments.value,
+    )
+    assert buttons == [str(first.id)]  # not on the live one
+
+    panel.deployments.click("rollback", str(first.id))  # the row's button
+    assert panel.rollback_ask.asking
+    assert panel.rollback_ask.confirm.description == f"Confirm rollback to {first.id}"
+    assert demo.live("dev")["demo"] and demo.deployments("demo")[-1].active  # asked only
+    panel.rollback_ask.confirm.click()
+    assert [d.active for d in demo.deployments("demo")] == [True, False]
+    assert f"deployment {first.id}" in panel.rollback_status.text
+    assert re.findall(r'data-nk-id="(\d+)" title="Serve', panel.deployments.value) == [
+        str(second.id)
+    ]

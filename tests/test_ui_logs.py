@@ -63,24 +63,24 @@ def test_panel_shows_table_and_charts_and_filters(
     assert panel.status.text == "4 of 4 logged requests match; the newest 4 are listed"
     assert panel.empty.layout.display == "none" and panel.charts.layout.display is None
     assert "<svg" in panel.rate_chart.value and "<svg" in panel.latency_chart.value
-    assert panel.table.value.count("<tr>") == 1 + 4  # the head and a row per request
+    assert panel.table.value.count("<tr") == 1 + 4  # the head and a row per request
     # a deleted or unknown application still appears in the filter: the log names it
     assert [v for _, v in panel.app.options] == ["", "ghost", "restapi_sample"]
 
     panel.stage.value = "prod"
-    assert panel.table.value.count("<tr>") == 2 and "nk-status-4xx" in panel.table.value
+    assert panel.table.value.count("<tr") == 2 and "nk-status-4xx" in panel.table.value
     assert 'class="nk-bar nk-bar-4xx"' in panel.rate_chart.value
     assert "nk-bar-2xx" not in panel.rate_chart.value
 
     panel.stage.value = ""
     panel.status_class.value = "2xx"
-    assert panel.table.value.count("<tr>") == 1 + 2
+    assert panel.table.value.count("<tr") == 1 + 2
     panel.app.value = "ghost"
     assert panel.status.text == "None of the 4 logged requests matches"
     assert panel.empty.layout.display is None and panel.charts.layout.display == "none"
 
     panel.status_class.value = ""
-    assert panel.table.value.count("<tr>") == 2 and "/dev/ghost/x" in panel.table.value
+    assert panel.table.value.count("<tr") == 2 and "/dev/ghost/x" in panel.table.value
 
 
 def test_load_filters_to_the_studio_application(
@@ -143,3 +143,34 @@ def test_a_store_that_fails_shows_in_the_status_and_the_refresh_goes_on(
         assert "nk-status-error" not in logs.status._dom_classes
     finally:
         logs.close()
+
+
+def test_a_row_opens_its_whole_entry(
+    running_server: BackgroundServer, panel: LogsPanel, keys: dict[str, str]
+) -> None:
+    _call(running_server, EMPLOYEE, key=keys["dev"])
+    _call(running_server, "/prod/restapi_sample/employee/E001")  # no key: 403
+    panel.refresh_button.click()
+    assert 'data-nk-event="open" data-nk-id="0"' in panel.table.value
+    assert panel.details.value == ""
+    panel.table.click("open", "0")  # the newest row, as a click in the browser sends
+    newest = panel.workspace.request_log()[-1]
+    for text in (
+        "/prod/restapi_sample/employee/E001",
+        "403 Forbidden",
+        newest["at"],
+        f"{newest['duration_ms']:.3f} ms",
+        "restapi_sample",
+    ):
+        assert text in panel.details.value
+    panel.table.click("open", "9")  # no such row: nothing breaks, the entry stays
+    assert "403 Forbidden" in panel.details.value
+    panel.details.click("close", "")
+    assert panel.details.value == ""
+
+
+def test_the_charts_sit_side_by_side_and_the_table_fits_its_pane(panel: LogsPanel) -> None:
+    assert panel.charts.layout.flex_flow in (None, "row")  # no wrapping under each other
+    assert all(c.layout.flex == "1 1 0" for c in (panel.rate_chart, panel.latency_chart))
+    children = list(panel.children)
+    assert children.index(panel.charts) < children.index(panel.table)

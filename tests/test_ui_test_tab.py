@@ -248,6 +248,7 @@ def test_send_to_dev_calls_live_url_with_dev_key(
 
 
 def test_send_to_dev_without_server_says_so(workspace: Workspace, hello: Definition) -> None:
+    workspace.deploy("demo", "dev")
     panel, _ = make_panel(workspace, hello)
     panel.params["name"].value = "ada"
     panel.dev_button.click()
@@ -285,3 +286,17 @@ def test_studio_runs_form_draft_as_edited_and_saved_as_saved(sample_workspace: W
         assert "draft" not in sample_workspace.get("restapi_sample", "employee").action
     finally:
         studio.close()  # its refresh thread stops with it
+
+
+def test_send_to_dev_before_any_deploy_says_deploy_first(
+    workspace: Workspace, hello: Definition
+) -> None:
+    panel, _ = make_panel(workspace, hello)
+    panel.params["name"].value = "ada"
+    panel.dev_button.click()
+    assert (
+        panel.message.text
+        == "demo / hello is not deployed to dev: deploy to dev first (Deploy tab)"
+    )
+    assert "nk-status-error" in classes(panel.message)
+    assert panel.history.calls == []  # nothing was sent

@@ -43,6 +43,12 @@ def _base_url_option(text: str) -> Callable[[F], F]:
     help="With --canary: roll the canary back by itself once more than PERCENT % of its "
     "calls answer 5xx (after the canary_min_calls setting's number of calls).",
 )
+@click.option(
+    "--description",
+    "-m",
+    default="",
+    help="What this deploy is for (one line, kept in the deployment history).",
+)
 @_base_url_option("Base URL used to print the endpoint URLs.")
 @click.option("--force", is_flag=True, help="Deploy even when an example fails.")
 @click.pass_context
@@ -52,21 +58,30 @@ def deploy(
     stage: str,
     canary: int | None,
     rollback_above: float | None,
+    description: str,
     base_url: str,
     force: bool,
 ) -> None:
     """Publish APP's saved definitions to a stage, once its examples pass (--canary: to a
     share of prod's calls)."""
     ws = workspace_of(ctx)
-    deployment = ws.deploy(app, stage, force=force, canary=canary, rollback_above=rollback_above)
+    deployment = ws.deploy(
+        app,
+        stage,
+        force=force,
+        canary=canary,
+        rollback_above=rollback_above,
+        description=description,
+    )
+    said = f": {deployment.description}" if deployment.description else ""
     if canary is None:
-        click.echo(f"deployed {app} to {stage} (deployment {deployment.id})")
+        click.echo(f"deployed {app} to {stage} (deployment {deployment.id}){said}")
     else:
         running = ws.canary(app, stats=False)
         assert running is not None  # the deploy just started it
         click.echo(
             f"deployed {app} to {stage} as a canary (deployment {deployment.id}): "
-            f"{canary} % of the calls, deployment {running.live_id} the rest"
+            f"{canary} % of the calls, deployment {running.live_id} the rest{said}"
         )
     if deployment.checks is not None:
         report = CheckReport.from_dict(deployment.checks)
@@ -119,14 +134,16 @@ def rollback(ctx: click.Context, app: str, stage: str, to: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON objects instead of a table.")
 @click.pass_context
 def deployments(ctx: click.Context, app: str | None, as_json: bool) -> None:
-    """The deployment history; ACTIVE marks what each stage serves now, EXAMPLES what
-    the deploy's examples found ('3 pass', '1 of 3 fail, forced')."""
+    """The deployment history; ACTIVE marks what each stage serves now, DESCRIPTION what
+    the deploy was said to be for, EXAMPLES what the deploy's examples found ('3 pass',
+    '1 of 3 fail, forced')."""
     found = workspace_of(ctx).deployments(app)
     if as_json:
         echo_json([d.to_dict() for d in found])
     else:
         rows = [{**d.to_dict(), "examples": d.checks_summary()} for d in found]
-        echo_table(rows, ["id", "app", "stage", "deployed_at", "host", "active", "examples"])
+        columns = ["id", "app", "stage", "deployed_at", "host", "active", "description"]
+        echo_table(rows, [*columns, "examples"])
 
 
 @click.command()

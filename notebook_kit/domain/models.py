@@ -17,6 +17,7 @@ from .constants import CONSTANT_TYPES, Constant
 __all__ = [
     "APPLICATION_TYPE",
     "CONSTANT_TYPES",
+    "MAX_DESCRIPTION",
     "MAX_TIMEOUT",
     "METHODS",
     "Application",
@@ -28,6 +29,7 @@ __all__ = [
     "normalize_resource",
     "now",
     "split_resource",
+    "validate_description",
     "validate_id",
     "validate_timeout",
 ]
@@ -166,6 +168,23 @@ def validate_timeout(value: object) -> float | None:
     return seconds
 
 
+MAX_DESCRIPTION = 200
+
+
+def validate_description(value: str) -> str:
+    """A deployment's description: one line of at most 200 characters, trimmed ('' for
+    none)."""
+    text = value.strip()
+    if "\n" in text or "\r" in text:
+        raise ValidationError("a deployment description is one line", field="description")
+    if len(text) > MAX_DESCRIPTION:
+        raise ValidationError(
+            f"a deployment description is at most {MAX_DESCRIPTION} characters ({len(text)} given)",
+            field="description",
+        )
+    return text
+
+
 @dataclass(frozen=True)
 class Definition:
     """A REST API definition: one method on one resource, and the action that answers it."""
@@ -228,6 +247,12 @@ class Definition:
     def path_parameters(self) -> tuple[str, ...]:
         return tuple(name for s in self.segments if (name := param_name(s)))
 
+    def matches(self, text: str) -> bool:
+        """True if ``text`` is found (case-insensitive) in the label, the API ID or the
+        resource path (with or without its leading '/')."""
+        needle = text.strip().casefold().lstrip("/")
+        return any(needle in field.casefold() for field in (self.label, self.id, self.resource))
+
     def summary(self) -> dict[str, Any]:
         """The fields a listing shows (what ``notebook-kit list --json`` prints)."""
         return {
@@ -289,6 +314,7 @@ class Deployment:
     active: bool = False
     forced: bool = False
     checks: dict[str, Any] | None = field(default=None, hash=False)
+    description: str = ""  # what the person deploying said it was for ('' if nothing)
 
     def checks_summary(self) -> str:
         """'3 pass', '1 of 3 fail', or '' (no examples ran); ', forced' when forced."""
@@ -308,4 +334,5 @@ class Deployment:
             "active": self.active,
             "forced": self.forced,
             "checks": self.checks,
+            "description": self.description,
         }

@@ -47,7 +47,7 @@ def definitions_frame(listing: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def deployments_frame(deployments: Sequence[Deployment]) -> pd.DataFrame:
     frame = pd.DataFrame(
         [d.to_dict() for d in deployments],
-        columns=["id", "app", "stage", "deployed_at", "host", "active"],
+        columns=["id", "app", "stage", "deployed_at", "host", "active", "description"],
     )
     frame["deployed_at"] = pd.to_datetime(frame["deployed_at"], utc=True)
     return frame

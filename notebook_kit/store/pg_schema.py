@@ -101,4 +101,9 @@ PG_MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE live ADD COLUMN canary_log_from BIGINT;
     ALTER TABLE live ADD COLUMN canary_note TEXT;
     """,
+    # A deployment's description: what the person deploying said it was for ('' if
+    # nothing). Its own column, apart from any other record kept about a deploy.
+    """
+    ALTER TABLE deployments ADD COLUMN description TEXT NOT NULL DEFAULT '';
+    """,
 )

@@ -60,4 +60,5 @@ def deployment_from_row(row: Any) -> Deployment:
         bool(row["active"]),
         bool(row["forced"]),
         json.loads(row["checks"]) if row["checks"] else None,
+        description=row["description"],
     )

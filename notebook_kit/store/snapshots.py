@@ -141,6 +141,7 @@ class Snapshots:
         host: str,
         document: dict[str, Any],
         versions: Sequence[tuple[str, str]],
+        description: str = "",
     ) -> int:
         """Record a deployment of the definitions ``versions`` ((hash, canonical text)
         pairs, in order; ``document`` is the rest of the snapshot: the application record,
@@ -148,9 +149,10 @@ class Snapshots:
         ids = store_versions(self._db, versions)
         head = {k: v for k, v in document.items() if k != "definitions"}
         row = self._db.write(
-            "INSERT INTO deployments (app_id, stage, deployed_at, host, snapshot, versions) "
-            "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (app_id, str(stage), now(), host, json.dumps(head), encode_ids(ids)),
+            "INSERT INTO deployments "
+            "(app_id, stage, deployed_at, host, snapshot, versions, description) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (app_id, str(stage), now(), host, json.dumps(head), encode_ids(ids), description),
         ).fetchone()
         return int(row[0])
 

@@ -4,9 +4,8 @@ SQLite in the workspace directory by default (WAL mode, so a notebook, the CLI a
 use it at once: ``connection``, tables in ``schema``), or PostgreSQL shared by many nodes
 (``postgres``, tables in ``pg_schema``; ``opening.open_store`` picks one from a URL). The
 SQL is written once, in what both speak (``dialect``); the request log's is in
-``request_log``, the user directory's in ``users``, the content-addressed
-deployment history's in ``snapshots``. Every change runs inside
-``transaction()``: it all happens, or none of it does, and no other writer runs meanwhile.
+``request_log``, the user directory's in ``users``, the content-addressed deployment
+history's in ``snapshots``. Every change runs inside ``transaction()``: all or nothing.
 A ``generation`` counter goes up with every change to what is live (deploys, undeploys,
 rollbacks, keys, settings); servers poll it, and on PostgreSQL are also told at once.
 """
@@ -252,12 +251,13 @@ class Store:
         host: str,
         snapshot: dict[str, Any],
         versions: Sequence[tuple[str, str]] | None = None,
+        description: str = "",
     ) -> int:
         """Record a deployment of ``snapshot`` (its definitions stored content-addressed;
         ``versions``: their (hash, canonical text) pairs, when the caller has them)."""
         if versions is None:
             versions = [version_of(d) for d in snapshot["definitions"]]
-        return self.snapshots.add(app_id, stage, host, snapshot, versions)
+        return self.snapshots.add(app_id, stage, host, snapshot, versions, description)
 
     def prune_deployments(self, app_id: str, stage: Stage, keep: int) -> int:
         """Keep the newest ``keep`` deployments of ``app_id`` on ``stage`` and the live one
@@ -281,6 +281,7 @@ class Store:
     def list_deployments(self, app_id: str | None = None) -> list[Deployment]:
         sql = (
             "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.forced, d.checks, "
+            "d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id"
         )
@@ -294,6 +295,7 @@ class Store:
         """One deployment's record, without its snapshot."""
         row = self._db.execute(
             "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.forced, d.checks, "
+            "d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),
@@ -304,6 +306,7 @@ class Store:
         row = self._db.execute(
             "SELECT d.id, d.app_id, d.stage, d.deployed_at, d.host, d.snapshot, d.versions, "
             "d.forced, d.checks, "
+            "d.description, "
             "l.deployment_id IS NOT NULL AS active FROM deployments d "
             "LEFT JOIN live l ON l.deployment_id = d.id WHERE d.id = ?",
             (deployment_id,),

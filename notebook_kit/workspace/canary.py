@@ -56,12 +56,13 @@ class CanaryReleases:
         force: bool = False,
         percent: Any = None,
         rollback_above: Any = None,
+        description: str = "",
     ) -> Deployment:
         """A deploy: a canary when ``percent`` or ``rollback_above`` is given (``start``),
         else a plain one (which ends any canary of ``record`` on ``stage``)."""
         if percent is None and rollback_above is None:
-            return self._publisher.deploy(record, stage, force)
-        return self.start(record, stage, percent, rollback_above, force)
+            return self._publisher.deploy(record, stage, force, description=description)
+        return self.start(record, stage, percent, rollback_above, force, description)
 
     def start(
         self,
@@ -70,6 +71,7 @@ class CanaryReleases:
         percent: Any,
         rollback_above: Any = None,
         force: bool = False,
+        description: str = "",
     ) -> Deployment:
         """Deploy ``record``'s saved definitions as a canary on ``stage`` (prod only)."""
         if stage is not CANARY_STAGE:
@@ -81,7 +83,7 @@ class CanaryReleases:
             )
         percent = validate_percent(percent)
         threshold = validate_threshold(rollback_above)
-        return self._publisher.deploy(record, stage, force, percent, threshold)
+        return self._publisher.deploy(record, stage, force, percent, threshold, description)
 
     def _canary(self, row: CanaryRow) -> Canary:
         stage, app, live_id, canary_id, percent, started, threshold, _ = row

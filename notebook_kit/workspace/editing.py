@@ -78,16 +78,19 @@ def change_definition(store: Store, app: str, api_id: str, changes: dict[str, An
     return updated
 
 
-def list_definitions(store: Store, app: str | None, label: str | None) -> list[Definition]:
+def list_definitions(
+    store: Store, app: str | None, label: str | None, search: str | None = None
+) -> list[Definition]:
     """Saved definitions, of ``app`` if given (which must exist), whose label contains
-    ``label`` (case-insensitive) if given."""
+    ``label`` and whose label, API ID or path contains ``search`` (``Definition.matches``),
+    both case-insensitive, if given."""
     if app is not None:
         find_application(store, app)
     found = store.list_definitions(app)
     if label:
         needle = label.casefold()
         found = [d for d in found if needle in d.label.casefold()]
-    return found
+    return [d for d in found if d.matches(search)] if search else found
 
 
 def edit_changes(

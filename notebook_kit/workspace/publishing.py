@@ -18,7 +18,7 @@ from ..domain import exchange, routing
 from ..domain.actions import compile_action
 from ..domain.checks import CheckReport, run_examples
 from ..domain.examples import Example
-from ..domain.models import Application, Definition, Deployment, Stage
+from ..domain.models import Application, Definition, Deployment, Stage, validate_description
 from ..errors import (
     ConflictError,
     ExampleFailedError,
@@ -93,14 +93,16 @@ class Publisher:
         force: bool = False,
         canary: int | None = None,
         rollback_above: float | None = None,
+        description: str = "",
     ) -> Deployment:
         """Validate the saved definitions of ``record``, run its examples on them, and
         serve a snapshot of them on ``stage``: exactly what is saved when the deploy
         commits. A failing example refuses the deploy (``ExampleFailedError``, nothing
         changed) unless ``force``; the deployment keeps whether it was forced and what
-        the examples found. With ``canary`` (a percent, checked by the caller) the
-        snapshot serves that share of the calls beside the live deployment
-        (``canary.start``); without, it serves them all and ends any canary.
+        the examples found, and ``description`` (one line, optional). With ``canary`` (a
+        percent, checked by the caller) the snapshot serves that share of the calls beside
+        the live deployment (``canary.start``); without, it serves them all and ends any
+        canary.
 
         The bulk of the work (reading, routes, compiling, the examples) happens before the
         write lock; inside it the saved definitions are read again and compared, and
@@ -112,6 +114,7 @@ class Publisher:
         the deploy that stored it and is not compiled again (see docs/deployments.md).
         """
         app = record.id
+        description = validate_description(description)
         rows: dict[tuple[Any, ...], Definition] = {}
         for _ in range(3):
             read = self.store.list_definitions(app, rows)
@@ -143,6 +146,7 @@ class Publisher:
                     socket.gethostname(),
                     exchange.to_document(record, []),
                     [versions[id(d)] for d in definitions],
+                    description,
                 )
                 if force or report is not None:
                     checks = None if report is None else report.to_dict()

@@ -142,10 +142,13 @@ class Workspace(NotebookViews):
         what a stage serves is ``live(stage)``."""
         return editing.find_definition(self.store, app, api_id)
 
-    def definitions(self, app: str | None = None, label: str | None = None) -> list[Definition]:
+    def definitions(
+        self, app: str | None = None, label: str | None = None, search: str | None = None
+    ) -> list[Definition]:
         """Saved definitions: all, or ``app``'s (NotFoundError if no such application),
-        whose label contains ``label`` (case-insensitive) if given."""
-        return editing.list_definitions(self.store, app, label)
+        whose label contains ``label`` and whose label, API ID or path contains ``search``
+        (both case-insensitive) if given."""
+        return editing.list_definitions(self.store, app, label, search)
 
     def create(
         self,
@@ -241,8 +244,8 @@ class Workspace(NotebookViews):
 
     def endpoint_urls(self, app: str, api_id: str, base_url: str) -> dict[str, str]:
         """The debug and release endpoint URLs of a definition."""
-        d = self.get(app, api_id)
-        return {str(s): endpoint_url(base_url, s, app, d.resource) for s in Stage}
+        resource = self.get(app, api_id).resource
+        return {str(s): endpoint_url(base_url, s, app, resource) for s in Stage}
 
     def add_example(
         self, app: str, api_id: str, name: str, *, request: Any = None, expect: Any = None,
@@ -274,12 +277,14 @@ class Workspace(NotebookViews):
         force: bool = False,
         canary: int | None = None,
         rollback_above: float | None = None,
+        description: str = "",
     ) -> Deployment:
         """Validate the application, run its examples, publish a snapshot of it to ``stage``;
         a failing example refuses it (ExampleFailedError) unless ``force``. ``canary``: to
-        that % of prod's callers, ``rollback_above``: % of 5xx ending it (docs/canary.md)."""
+        that % of prod's callers, ``rollback_above``: % of 5xx ending it (docs/canary.md);
+        ``description``: one optional line kept with the deployment."""
         record, stage = self.application(app), Stage.parse(stage)
-        return self.canaries.deploy(record, stage, force, canary, rollback_above)
+        return self.canaries.deploy(record, stage, force, canary, rollback_above, description)
 
     def promote(self, app: str) -> Deployment:
         """Make the canary of ``app`` live for every prod call (NotFoundError: none runs)."""
@@ -295,8 +300,7 @@ class Workspace(NotebookViews):
         return replaying.replay(self.store, self.compile, entry_id, against)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
-        """Stop serving ``app`` on ``stage``; its history stays for ``rollback``
-        (NotFoundError if it is not deployed there)."""
+        """Stop serving ``app`` on ``stage`` (its history stays; NotFoundError: not live)."""
         self._publisher.undeploy(app, Stage.parse(stage))
 
     def rollback(self, app: str, stage: Stage | str, to: int | None = None) -> Deployment:
@@ -308,8 +312,7 @@ class Workspace(NotebookViews):
         return stage_diff(self._publisher, self.application(app).id, Stage.parse(stage))
 
     def deployments(self, app: str | None = None) -> list[Deployment]:
-        """The kept deployments, oldest first, of ``app`` or of every application;
-        ``active`` marks the one a stage serves now."""
+        """The kept deployments of ``app`` (or all), oldest first; ``active``: live now."""
         return self.store.list_deployments(app)
 
     def live(self, stage: Stage | str) -> dict[str, list[Definition]]:
@@ -322,8 +325,7 @@ class Workspace(NotebookViews):
         return self._publisher.deployed_state(definition, Stage.parse(stage))
 
     def listing(self, app: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
-        """Definitions as rows: their summary, the state on each stage (as
-        ``deployed_state``) and when they were last saved."""
+        """Definitions as rows: summary, state on each stage, when last saved."""
         return self._publisher.listing(self.definitions(app, label))
 
     def resources(self) -> dict[str, dict[str, Any]]:
@@ -344,8 +346,7 @@ class Workspace(NotebookViews):
     def openapi(
         self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
     ) -> dict[str, Any]:
-        """The OpenAPI 3.1 document of ``app`` as deployed on ``stage`` (not as saved);
-        NotFoundError if it is not deployed there."""
+        """The OpenAPI 3.1 document of ``app`` as deployed on ``stage`` (not as saved)."""
         return self._publisher.openapi(app, Stage.parse(stage), base_url)
 
     # -- keys --------------------------------------------------------------------------
@@ -367,8 +368,7 @@ class Workspace(NotebookViews):
         return export_document(self.store, self.application(app))
 
     def export_file(self, app: str, path: str | os.PathLike[str]) -> Path:
-        """Write ``export(app)`` to ``path``, whole or not at all, and return the path
-        (ValidationError if it cannot be written)."""
+        """Write ``export(app)`` to ``path``, whole or not at all; returns the path."""
         return write_json(path, self.export(app))
 
     def import_application(

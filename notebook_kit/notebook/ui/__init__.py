@@ -11,18 +11,22 @@ CSS class contract (stable; the browser tests select on these). ipywidgets puts 
 on the widget's root element, so a Text is reached as ``.nk-field-id input``, a Dropdown as
 ``.nk-field-method select``, a Checkbox as ``.nk-field-auth input``, a Button as
 ``button.nk-save`` and an Output or HTML by its class. A status line is ``.nk-status`` plus
-its own class, with ``nk-status-error`` while it shows a refusal. A ``Confirm`` bar ``X``
-(``.nk-confirm.X``) holds ``button.X-confirm`` and ``button.X-cancel``.
+its own class, with ``nk-status-error`` while it shows a refusal; the studio's status
+lines share one ``StatusBoard`` (a status belongs to the latest action, feedback.py).
+A ``Confirm`` bar ``X`` (``.nk-confirm.X``) holds ``button.X-confirm`` and
+``button.X-cancel``.
 
 Shell: layout, list and state
     nk-studio               the whole studio (HBox of the sidebar and the tabs)
     nk-sidebar              the left pane: application bar, search, New, the list
     nk-tabs                 the right pane (Tab): Edit, Test, Deploy, Logs, Resources, Server
-    nk-search               label search box (Text, filters the list live)
+    nk-search               search box (Text, filters the list live by label, path or ID)
     nk-new                  "New definition" button (asks first if the form is unsaved)
     nk-discard-ask          Confirm: discard unsaved edits (before New, another row or
                             another application); Cancel keeps the edits
     nk-sidebar-status       status line of the sidebar
+    nk-sync                 hidden: makes browser-made actions read what the page shows
+                            (sync.py) and Enter / Ctrl+S in the form's fields save
     nk-definitions          the definition list (anywidget); one clickable row
                             ``.nk-definition-row[data-api-id="..."]`` per definition (method
                             badge ``.nk-method``, resource, label, ``.nk-state-dev`` /
@@ -80,14 +84,17 @@ Deploy panel (nk-deploy)
     nk-deploy-prod-ask      Confirm for prod: nk-deploy-prod-ask-confirm / -cancel
     nk-undeploy-dev, nk-undeploy-prod           Buttons; both ask in nk-undeploy-ask
                             (nk-undeploy-ask-confirm / -cancel)
+    nk-deploy-description   Text: the next deploy's description (optional, one line)
     nk-deploy-status        Status beside the buttons: stage, deployment ID and time
     nk-diff                 HTML: saved against live, per stage a div nk-diff-<stage>
                             (data-in-sync="true|false") listing nk-diff-added /
                             nk-diff-removed / nk-diff-changed definitions, a unified diff
                             of a changed action or functions in pre.nk-diff-unified
-    nk-deployments          HTML: per stage a table nk-deployments-<stage>, newest first,
-                            rows <tr data-deployment-id data-stage>; the live one holds
-                            span.nk-live
+    nk-deployments          ClickableHtml: per stage a table nk-deployments-<stage>, newest
+                            first, rows <tr data-deployment-id data-stage> (local time,
+                            host .nk-deployment-host, .nk-deployment-description); the
+                            live one holds span.nk-live, every other one a
+                            button.nk-row-rollback (asks in nk-rollback-ask)
     nk-rollback-stage       Dropdown dev / prod
     nk-rollback-target      Dropdown of that stage's kept deployments but the live one
                             (disabled while there is none)
@@ -97,7 +104,8 @@ Deploy panel (nk-deploy)
                             <a class="nk-url-prod">)
     nk-url-text             Text widgets holding each URL (also nk-url-text-dev / -prod)
     nk-copy                 copy-to-clipboard buttons (anywidget)
-    nk-curl                 ready-made curl line (Textarea)
+    nk-curl                 ready-made curl line (Textarea; key masked unless revealed, path
+                            parameters from the Test tab); nk-curl-reveal its ToggleButton
 
 Definition and application actions (nk-manage, in the Edit tab, right under Save)
     nk-delete, nk-delete-ask, nk-delete-status          Delete (confirmed)
@@ -109,6 +117,8 @@ Definition and application actions (nk-manage, in the Edit tab, right under Save
     nk-commit-repo, nk-commit-message, nk-commit-run, nk-commit-status   Commit to git
 
 Application bar (nk-app-bar; ApplicationBar)
+    nk-app-welcome          "Start here: create an application": shown, with the new
+                            application's fields, instead of the rest while there is none
     nk-app-picker           the application to work on (Dropdown of IDs)
     nk-app-label            its label (Text); nk-app-rename saves it (Button)
     nk-app-delete           Button; asks in nk-app-delete-ask (Confirm: the question says how
@@ -131,7 +141,9 @@ Logs panel (nk-logs; LogsPanel)
                             minute, a <rect class="nk-bar nk-bar-2xx|3xx|4xx|5xx"> per class
     nk-logs-chart-latency   HTML holding an <svg class="nk-chart nk-chart-latency">: p50/p99
                             (<polyline class="nk-line nk-line-p50|p99">, <circle class="nk-point">)
-    nk-logs-table           HTML table of the newest requests; status cells nk-status-<class>
+    nk-logs-table           ClickableHtml table of the newest requests; status cells
+                            nk-status-<class>; a row opens its entry in nk-logs-details
+                            (button.nk-logs-details-close folds it)
 
 Resources panel (nk-resources; ResourcesPanel)
     nk-resources-refresh    Button; nk-resources-status its status line

@@ -31,8 +31,8 @@ class ApplicationBar(widgets.VBox):
         self.app = ""
         self._quiet = False  # set while the bar itself moves the picker
         auto = widgets.Layout(width="auto")
-        self.picker = widgets.Dropdown(
-            description="Application", layout=widgets.Layout(width="100%")
+        self.picker = widgets.Dropdown(  # auto: its bar's width, margins included
+            description="Application", layout=widgets.Layout(width="auto")
         )
         self.label = widgets.Text(
             placeholder="label", layout=widgets.Layout(flex="1 1 6em", width="auto", min_width="0")
@@ -76,11 +76,21 @@ class ApplicationBar(widgets.VBox):
         self.new_toggle.observe(self._on_new_toggle_value, names="value")
         row = widgets.Layout(flex_flow="row wrap", align_items="center", width="100%")
         self.delete_ask.layout.flex_flow = "row wrap"  # the bar sits in a narrow sidebar
+        # An empty workspace leads with creating an application: this first, the rest hidden.
+        self.welcome = widgets.HTML(
+            "<b>Start here: create an application</b><br>"
+            "<span>An application groups definitions under one URL prefix: give it an ID "
+            "(letters, digits, - and _), then add its definitions.</span>"
+        )
+        self.welcome.add_class("nk-app-welcome")
+        self.label_row = widgets.HBox([self.label, self.rename], layout=row)
+        self.actions_row = widgets.HBox([self.new_toggle, self.delete], layout=row)
         super().__init__(
             [
+                self.welcome,
                 self.picker,
-                widgets.HBox([self.label, self.rename], layout=row),
-                widgets.HBox([self.new_toggle, self.delete], layout=row),
+                self.label_row,
+                self.actions_row,
                 self.delete_ask,
                 self.new_box,
                 self.status,
@@ -101,6 +111,7 @@ class ApplicationBar(widgets.VBox):
         gone = bool(self.app) and self.app not in apps
         self._set_picker(apps, None if gone else self.app or None)
         self._show_label()
+        self._show_first_screen(not apps)
         if gone:
             self._switch_to(apps[0] if apps else "")
         return apps
@@ -132,6 +143,15 @@ class ApplicationBar(widgets.VBox):
             self.label.value = self.workspace.application(self.app).label
         except NotebookKitError:  # gone meanwhile: the next refresh shows it
             self.label.value = ""
+
+    def _show_first_screen(self, empty: bool) -> None:
+        """With no application, only the welcome and the new application's fields show
+        (the create row first); with one, the picker and its actions."""
+        self.welcome.layout.display = None if empty else "none"
+        for part in (self.picker, self.label_row, self.actions_row):
+            part.layout.display = "none" if empty else None
+        if empty and not self.new_toggle.value:
+            self.new_toggle.value = True  # shows the fields
 
     def _show_new_fields(self) -> None:
         self.new_box.layout.display = None if self.new_toggle.value else "none"
@@ -165,8 +185,8 @@ class ApplicationBar(widgets.VBox):
             self.new_id.value = self.new_label.value = ""
             self.new_toggle.value = False  # done: fold the fields away again
             self.refresh()
+            self._switch_to(record.id)  # first: the studio moves there, then it is said
             self.status.ok(f"Created application {record.id} ({record.label})")
-            self._switch_to(record.id)
 
     def _on_rename_click(self, _button: widgets.Button) -> None:
         with self.status.working(self.rename):
@@ -192,5 +212,5 @@ class ApplicationBar(widgets.VBox):
         undeployed = (
             f"; undeployed from {' and '.join(impact.live_stages)}" if impact.live_stages else ""
         )
-        self.status.ok(f"Deleted application {app} ({impact.definitions} definitions{undeployed})")
         self.refresh()  # the current one is gone: asks to move to the first remaining one
+        self.status.ok(f"Deleted application {app} ({impact.definitions} definitions{undeployed})")

@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
+from urllib.parse import quote
 
 from ...domain.models import Definition
 from .server_panel import mask_key
 
-__all__ = ["curl_line", "request_curl"]
+__all__ = ["curl_line", "fill_resource", "request_curl"]
 
 
-def curl_line(definition: Definition, url: str, key: str | None) -> str:
-    """A shell command calling ``url`` as ``definition`` expects (key header when needed)."""
+def fill_resource(definition: Definition, values: Mapping[str, str]) -> str:
+    """The resource with the path parameters given filled in (the others left as {name})."""
+    return "/".join(
+        quote(values[s[1:-1]], safe="") if s.startswith("{") and values.get(s[1:-1]) else s
+        for s in definition.segments
+    )
+
+
+def curl_line(definition: Definition, url: str, key: str | None, reveal: bool = False) -> str:
+    """A shell command calling ``url`` as ``definition`` expects (key header when needed;
+    the key masked unless ``reveal``)."""
     parts = ["curl"]
     if "{" in url:
         parts.append("--globoff")  # an unfilled {param} is not a curl glob
@@ -21,7 +31,7 @@ def curl_line(definition: Definition, url: str, key: str | None) -> str:
         parts += ["-X", definition.method]
     parts.append(url)
     if definition.requires_auth and key:
-        parts += ["-H", f"x-api-key: {key}"]
+        parts += ["-H", f"x-api-key: {key if reveal else mask_key(key)}"]
     if definition.method in ("POST", "PUT"):
         parts += ["-H", "Content-Type: application/json", "-d", "{}"]
     return " ".join(shlex.quote(p) for p in parts)

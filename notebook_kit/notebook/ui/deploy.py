@@ -1,15 +1,17 @@
 """``DeployPanel``: the Deploy tab of one application.
 
-Deploy to dev or prod (prod confirmed), with the stage, deployment ID and time next to the
-buttons; what each stage serves against what is saved (the core's ``Workspace.diff``); the
-deployments of each stage with the live one marked; roll back to any kept deployment and
-undeploy, both confirmed; then the current definition's endpoint URLs and a curl line.
+Deploy to dev or prod (prod confirmed), with an optional description, and the stage,
+deployment ID and time next to the buttons; what each stage serves against what is saved
+(the core's ``Workspace.diff``); the deployments of each stage with the live one marked and
+a Rollback button on the others; roll back to any kept deployment and undeploy (only a
+stage that serves the application), both confirmed; then the current definition's endpoint
+URLs and a curl line (the key masked unless revealed, path parameters from the Test tab).
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import ipywidgets as widgets
 
@@ -17,9 +19,10 @@ from ...domain.models import Definition, Deployment, Stage, endpoint_url
 from ...errors import NotFoundError, ValidationError
 from ...workspace.workspace import Workspace
 from .canary import CanaryPanel
+from .clickable import ClickableHtml
 from .copy import CopyButton
-from .curl import curl_line
-from .diff_view import STAGE_NAMES, deployments_html, diff_html
+from .curl import curl_line, fill_resource
+from .diff_view import STAGE_NAMES, deployments_html, diff_html, local_time
 from .feedback import Confirm, Status
 from .history import wrapping
 
@@ -40,10 +43,13 @@ class DeployPanel(widgets.VBox):
         workspace: Workspace,
         base_url: Callable[[], str],
         on_deployed: Callable[[], None] | None = None,
+        path_parameters: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
+        """``path_parameters()``: the values the curl line fills in (the Test tab's)."""
         self.workspace = workspace
         self.base_url = base_url
         self.on_deployed = on_deployed
+        self.path_parameters = path_parameters or dict
         self.app = ""
         self.definition: Definition | None = None
         self.title = widgets.HTML("<h4>Deploy</h4>")
@@ -56,13 +62,19 @@ class DeployPanel(widgets.VBox):
         )
         self.undeploy_dev = _button("Undeploy dev", "nk-undeploy-dev")
         self.undeploy_prod = _button("Undeploy prod", "nk-undeploy-prod")
+        self.description = widgets.Text(
+            placeholder="what this deploy is for (optional)",
+            layout=widgets.Layout(flex="1 1 16em", width="auto", min_width="0", max_width="40em"),
+        )
+        self.description.add_class("nk-deploy-description")
         self.status = Status("nk-deploy-status")
         self.prod_ask = Confirm(self.status, "Confirm deploy to prod", "nk-deploy-prod-ask")
         self.undeploy_ask = Confirm(self.status, "Confirm undeploy", "nk-undeploy-ask")
         self.diff = widgets.HTML()
         self.diff.add_class("nk-diff")
-        self.deployments = widgets.HTML()
+        self.deployments = ClickableHtml()  # the history, a Rollback button per row
         self.deployments.add_class("nk-deployments")
+        self.deployments.on_event("rollback", self._on_row_rollback)
         self.rollback_stage = widgets.Dropdown(
             options=[str(s) for s in Stage],
             value="dev",
@@ -79,13 +91,21 @@ class DeployPanel(widgets.VBox):
         self.rollback_target.add_class("nk-rollback-target")
         self.urls = widgets.HTML()
         self.urls.add_class("nk-urls")
-        self.url_texts = {s: widgets.Text(layout=widgets.Layout(width="40em")) for s in Stage}
+        shrinks = {"flex": "1 1 auto", "width": "auto", "min_width": "0"}  # narrow panes
+        self.url_texts = {
+            s: widgets.Text(layout=widgets.Layout(max_width="40em", **shrinks)) for s in Stage
+        }
         self.url_copies = {s: CopyButton() for s in Stage}
-        self.curl = widgets.Textarea(layout=widgets.Layout(flex="1 1 auto", height="4em"))
+        self.curl = widgets.Textarea(layout=widgets.Layout(height="4em", **shrinks))
         self.curl.add_class("nk-curl")
+        self.curl_reveal = widgets.ToggleButton(
+            description="Reveal key", icon="eye", layout=widgets.Layout(width="auto"), value=False
+        )
+        self.curl_reveal.add_class("nk-curl-reveal")
+        self.curl_reveal.observe(self._on_curl_reveal_value, names="value")
         self.curl_copy = CopyButton()
-        for fixed in (self.curl_copy, *self.url_copies.values()):  # the texts take the rest
-            fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"
+        for fixed in (self.curl_reveal, self.curl_copy, *self.url_copies.values()):
+            fixed.layout.flex, fixed.layout.width = "0 0 auto", "auto"  # the texts take the rest
         for stage, text in self.url_texts.items():
             text.add_class("nk-url-text")
             text.add_class(f"nk-url-text-{stage}")
@@ -100,8 +120,8 @@ class DeployPanel(widgets.VBox):
             [
                 self.urls,
                 *(widgets.HBox([self.url_texts[s], self.url_copies[s]]) for s in Stage),
-                widgets.HTML("<b>curl</b>"),
-                widgets.HBox([self.curl, self.curl_copy]),
+                widgets.HTML("<b>curl</b> <i>(path parameters from the Test tab)</i>"),
+                wrapping(self.curl, self.curl_reveal, self.curl_copy),
             ]
         )
         self.links.layout.display = "none"
@@ -109,6 +129,7 @@ class DeployPanel(widgets.VBox):
             [
                 self.title,
                 wrapping(self.deploy_dev, self.deploy_prod, self.undeploy_dev, self.undeploy_prod),
+                wrapping(widgets.HTML("Description"), self.description),
                 self.prod_ask,
                 self.undeploy_ask,
                 self.status,
@@ -159,7 +180,15 @@ class DeployPanel(widgets.VBox):
         self.diff.value = diff_html(diffs) if diffs else "<i>Nothing saved yet.</i>"
         self._show_targets(history)
         self.canary.load(self.app)
+        self._show_undeploys(history)
         self.show_urls()
+
+    def _show_undeploys(self, history: list[Deployment]) -> None:
+        """Undeploy only where the application is served: never-deployed or undeployed
+        stages have nothing to take down."""
+        live = {d.stage for d in history if d.active}
+        self.undeploy_dev.disabled = Stage.DEV not in live
+        self.undeploy_prod.disabled = Stage.PROD not in live
 
     def _history(self) -> list[Deployment]:
         return self.workspace.deployments(self.app) if self.app else []
@@ -170,7 +199,9 @@ class DeployPanel(widgets.VBox):
         stage = Stage.parse(self.rollback_stage.value)
         rows = sorted((d for d in history if d.stage == stage), key=lambda d: -d.id)
         live = next((d.id for d in rows if d.active), None)
-        options = [(f"{d.id} · {d.deployed_at} · {d.host}", d.id) for d in rows if d.id != live]
+        options = [
+            (f"{d.id} · {local_time(d.deployed_at)} · {d.host}", d.id) for d in rows if d.id != live
+        ]
         earlier = [d.id for d in rows if live is not None and d.id < live and d.id != live]
         chosen = self.rollback_target.value  # kept across a refresh while still offered
         self.rollback_target.options = options
@@ -193,28 +224,32 @@ class DeployPanel(widgets.VBox):
             self.on_deployed()
 
     def _deploy(self, stage: Stage) -> None:
-        deployment = self.workspace.deploy(self._app(), stage)
-        self.status.ok(
-            f"Deployed {deployment.app} to {stage} ({STAGE_NAMES[stage]}): deployment "
-            f"{deployment.id} at {deployment.deployed_at}, live within a second on every server"
-        )
+        deployment = self.workspace.deploy(self._app(), stage, description=self.description.value)
+        self.description.value = ""  # said of this deployment; the next one says its own
         self._changed()
         self.show_urls(stage)
+        self.status.ok(
+            f"Deployed {deployment.app} to {stage} ({STAGE_NAMES[stage]}): deployment "
+            f"{deployment.id} at {local_time(deployment.deployed_at)}, live within a second "
+            "on every server"
+        )
 
     def _on_deploy_dev_click(self, _button: widgets.Button) -> None:
         with self.status.working(*self.buttons):
             self._deploy(Stage.DEV)
+        self._show_undeploys(self._history())  # ``working`` put back the states before
 
     def _on_deploy_prod_click(self, _button: widgets.Button) -> None:
         with self.status.working(*self.buttons):
             app = self._app()
             self.status.info("Deploying to prod changes what callers get: confirm or cancel")
             self.prod_ask.ask(f"Deploy the saved {app} to prod?", lambda: self._deploy(Stage.PROD))
+        self._show_undeploys(self._history())
 
     def _undeploy(self, stage: Stage) -> None:
         self.workspace.undeploy(self._app(), stage)
-        self.status.ok(f"Undeployed {self.app} from {stage}: its URLs answer 404")
         self._changed()
+        self.status.ok(f"Undeployed {self.app} from {stage}: its URLs answer 404")
 
     def _on_undeploy_click(self, button: widgets.Button) -> None:
         stage = Stage.DEV if button is self.undeploy_dev else Stage.PROD
@@ -225,14 +260,29 @@ class DeployPanel(widgets.VBox):
                 lambda: self._undeploy(stage),
                 confirm_label=f"Confirm undeploy {stage}",
             )
+        self._show_undeploys(self._history())
 
     def _rollback(self, stage: Stage, to: int) -> None:
         deployment = self.workspace.rollback(self._app(), stage, to=to)
+        self._changed()
         self.rollback_status.ok(
             f"Rolled {deployment.app} back on {stage}: deployment {deployment.id} "
-            f"(of {deployment.deployed_at}) is live"
+            f"(of {local_time(deployment.deployed_at)}) is live"
         )
-        self._changed()
+
+    def _on_row_rollback(self, deployment_id: str) -> None:
+        """A row's Rollback button: ask, then serve that deployment on its stage again."""
+        with self.rollback_status.working(self.rollback):
+            app = self._app()
+            found = next((d for d in self._history() if str(d.id) == deployment_id), None)
+            if found is None:
+                raise ValidationError(f"no deployment {deployment_id} of {app} (pruned?)")
+            self.rollback_ask.ask(
+                f"Serve deployment {found.id} of {app} "
+                f"({local_time(found.deployed_at)}) on {found.stage} again?",
+                lambda: self._rollback(found.stage, found.id),
+                confirm_label=f"Confirm rollback to {found.id}",
+            )
 
     def _on_rollback_click(self, _button: widgets.Button) -> None:
         with self.rollback_status.working(self.rollback):
@@ -274,6 +324,14 @@ class DeployPanel(widgets.VBox):
             self.url_copies[s].text = urls[s]
         self.urls.value = "<b>Endpoint URLs</b><ul>" + "".join(items) + "</ul>"
         chosen = stage if stage in live else live[0]
-        self.curl.value = curl_line(d, urls[chosen], keys[str(chosen)])
-        self.curl_copy.text = self.curl.value
+        self._curl_stage = chosen
+        filled = endpoint_url(base, chosen, d.app, fill_resource(d, self.path_parameters()))
+        key = keys[str(chosen)] if d.requires_auth else None
+        self.curl_reveal.layout.display = None if key else "none"  # nothing to reveal
+        self.curl.value = curl_line(d, filled, key, reveal=self.curl_reveal.value)
+        self.curl_copy.text = curl_line(d, filled, key, reveal=True)  # it runs as copied
         self.links.layout.display = None
+
+    def _on_curl_reveal_value(self, change: dict[str, object]) -> None:
+        self.curl_reveal.description = "Hide key" if change["new"] else "Reveal key"
+        self.show_urls(getattr(self, "_curl_stage", None))

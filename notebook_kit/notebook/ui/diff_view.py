@@ -8,20 +8,32 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from datetime import datetime
 
 from ...domain.models import Deployment, Stage
 from ...workspace.diffing import DefinitionChange, StageDiff
 
-__all__ = ["deployments_html", "diff_html"]
+__all__ = ["deployments_html", "diff_html", "local_time"]
 
-_CELL = "padding:2px 10px;text-align:left;border-bottom:1px solid #d0d7de"
+_CELL = "padding:2px 6px;text-align:left;border-bottom:1px solid #d0d7de"
 _KIND_COLOURS = {"added": "#1a7f37", "removed": "#cf222e", "changed": "#9a6700"}
 _LINE_COLOURS = {"+": "#1a7f37", "-": "#cf222e", "@": "#6e7781"}
 STAGE_NAMES = {Stage.DEV: "debug", Stage.PROD: "release"}
 
 
+def local_time(stamp: str) -> str:
+    """A stored UTC time (``2026-11-25T08:14:03.120Z``) as this machine's local time,
+    to the second (``2026-11-25 09:14:03``)."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
 def deployments_html(deployments: Iterable[Deployment]) -> str:
-    """One table per stage, newest first: ID, time, host, and a marker on the live one."""
+    """One table per stage, newest first: ID, local time (UTC on hover) and host,
+    description; the live one marked, every other one with a Rollback button."""
     by_stage = {stage: [d for d in deployments if d.stage == stage] for stage in Stage}
     parts = []
     for stage, rows in by_stage.items():
@@ -29,19 +41,29 @@ def deployments_html(deployments: Iterable[Deployment]) -> str:
         if not rows:
             parts.append(f'<div class="nk-deployments-{stage}"><i>never deployed</i></div>')
             continue
-        head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("ID", "Deployed at", "Host", ""))
+        head = "".join(
+            f'<th style="{_CELL}">{h}</th>' for h in ("ID", "Deployed at, from", "Description", "")
+        )
         body = []
         for d in sorted(rows, key=lambda d: d.id, reverse=True):
-            live = (
-                '<span class="nk-live" style="color:#1a7f37;font-weight:bold">● live</span>'
-                if d.active
-                else ""
-            )
-            cells = (str(d.id), d.deployed_at, d.host)
-            tds = "".join(f'<td style="{_CELL}">{html.escape(c)}</td>' for c in cells)
+            if d.active:
+                last = '<span class="nk-live" style="color:#1a7f37;font-weight:bold">● live</span>'
+            else:
+                last = (
+                    '<button class="nk-row-rollback jupyter-button widget-button" '
+                    f'data-nk-event="rollback" data-nk-id="{d.id}" title="Serve deployment '
+                    f'{d.id} on {stage} again (asks first)">Rollback</button>'
+                )
+            when = html.escape(local_time(d.deployed_at))
             body.append(
                 f'<tr data-deployment-id="{d.id}" data-stage="{stage}">'
-                f'{tds}<td style="{_CELL}">{live}</td></tr>'
+                f'<td style="{_CELL}">{d.id}</td>'
+                f'<td style="{_CELL}" title="{html.escape(d.deployed_at)} (UTC)">{when}'
+                f'<br><small class="nk-deployment-host" style="color:#57606a">'
+                f"{html.escape(d.host)}</small></td>"
+                f'<td class="nk-deployment-description" style="{_CELL}">'
+                f"{html.escape(d.description)}</td>"
+                f'<td style="{_CELL}">{last}</td></tr>'
             )
         parts.append(
             f'<table class="nk-deployments-{stage}" style="border-collapse:collapse">'

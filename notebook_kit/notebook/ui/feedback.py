@@ -6,29 +6,46 @@ and a ``NotebookKitError`` it raises becomes that status line instead of a trace
 panel keeps its own ``Status`` beside its buttons, so a result shows where the click was.
 ``Confirm`` asks before a change that cannot be undone (deploy to prod, delete, rollback):
 a question, a "Confirm ..." button sized to its label, and Cancel.
+
+A status line belongs to the latest action, so it never contradicts the page: the studio
+joins its status lines to one ``StatusBoard``; a message shown in one clears the others,
+and ``StatusBoard.clear()`` empties them all when the context changes (another application
+or definition opened, the store changed elsewhere). A line that describes what its panel
+shows (``Status(view=True)``, redrawn with the panel) stays out of it.
 """
 
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import ipywidgets as widgets
 
 from ...errors import NotebookKitError
 
-__all__ = ["Confirm", "Status", "output_text", "show_text"]
+__all__ = ["Confirm", "Status", "StatusBoard", "output_text", "show_text"]
 
 
 class Status(widgets.HTML):
-    """The studio's one-line status: what just happened, or why it was refused."""
+    """The studio's one-line status: what just happened, or why it was refused.
 
-    def __init__(self, css: str = "") -> None:
+    ``view=True``: the line describes what its panel shows (redrawn with it), not an
+    action; a ``StatusBoard`` leaves it alone."""
+
+    def __init__(self, css: str = "", view: bool = False) -> None:
         super().__init__(value="")
+        self.view = view
+        self.board: StatusBoard | None = None
         self.add_class("nk-status")
         if css:
             self.add_class(css)
+
+    def _show(self, value: str) -> None:
+        if self.board is not None:
+            self.board.shown(self)
+        self.value = value
 
     @property
     def text(self) -> str:
@@ -37,16 +54,16 @@ class Status(widgets.HTML):
 
     def ok(self, message: str) -> None:
         self.remove_class("nk-status-error")
-        self.value = f'<span style="color:#1a7f37">{html.escape(message)}</span>'
+        self._show(f'<span style="color:#1a7f37">{html.escape(message)}</span>')
 
     def error(self, message: str | BaseException) -> None:
         self.add_class("nk-status-error")
-        self.value = f'<span style="color:#cf222e">{html.escape(str(message))}</span>'
+        self._show(f'<span style="color:#cf222e">{html.escape(str(message))}</span>')
 
     def info(self, message: str) -> None:
         """A neutral note (a question asked, a hint): neither success nor refusal."""
         self.remove_class("nk-status-error")
-        self.value = f"<span>{html.escape(message)}</span>"
+        self._show(f"<span>{html.escape(message)}</span>")
 
     def clear(self) -> None:
         self.remove_class("nk-status-error")
@@ -54,17 +71,58 @@ class Status(widgets.HTML):
 
     @contextmanager
     def working(self, *buttons: widgets.Button) -> Iterator[None]:
-        """Disable ``buttons`` while the block runs; show a domain error instead of raising."""
-        states = [b.disabled for b in buttons]
-        for button in buttons:
-            button.disabled = True
-        try:
-            yield
-        except NotebookKitError as exc:
-            self.error(exc)
-        finally:
-            for button, state in zip(buttons, states, strict=True):
-                button.disabled = state
+        """Disable ``buttons`` while the block runs; show a domain error instead of raising.
+        On a board, the block holds the board's lock (the studio's background refresh
+        waits) and the board's ``after_action`` runs when it ends."""
+        board = self.board
+        with board.lock if board is not None else nullcontext():
+            states = [b.disabled for b in buttons]
+            for button in buttons:
+                button.disabled = True
+            try:
+                yield
+            except NotebookKitError as exc:
+                self.error(exc)
+            finally:
+                for button, state in zip(buttons, states, strict=True):
+                    button.disabled = state
+                if board is not None and board.after_action is not None:
+                    board.after_action()
+
+
+class StatusBoard:
+    """The status lines of one studio, so that a status belongs to the latest action.
+
+    ``join(root)`` enrols every ``Status`` under ``root`` (but ``view`` ones); showing a
+    message in one clears the others; ``clear()`` empties all of them (the context
+    changed). ``lock`` is held while an action runs (``Status.working``), and
+    ``after_action()``, if set, is called after each one."""
+
+    def __init__(self) -> None:
+        self.statuses: list[Status] = []
+        self.lock = threading.RLock()
+        self.after_action: Callable[[], None] | None = None
+
+    def join(self, root: widgets.Widget) -> None:
+        """Enrol the action status lines found in ``root`` and its children."""
+        stack = [root]
+        while stack:
+            widget = stack.pop()
+            if isinstance(widget, Status) and not widget.view and widget.board is not self:
+                widget.board = self
+                self.statuses.append(widget)
+            stack.extend(getattr(widget, "children", ()))
+
+    def shown(self, status: Status) -> None:
+        """``status`` shows a new message: every other line is out of date."""
+        for other in self.statuses:
+            if other is not status and other.value:
+                other.clear()
+
+    def clear(self) -> None:
+        for status in self.statuses:
+            if status.value:
+                status.clear()
 
 
 class Confirm(widgets.HBox):

@@ -202,9 +202,12 @@ class DefinitionForm(widgets.VBox):
         return self._snapshot() != self._baseline
 
     def _update_marker(self) -> None:
-        self.unsaved.value = (
-            '<span style="color:#9a6700">● unsaved changes</span>' if self.dirty else ""
-        )
+        """Show the unsaved marker while the fields differ from the saved definition; an
+        edit makes Save's last word ("Saved at ...", a refusal) out of date, so it goes."""
+        dirty = self.dirty
+        self.unsaved.value = '<span style="color:#9a6700">● unsaved changes</span>' if dirty else ""
+        if dirty:
+            self.save_status.clear()
 
     def _mark_clean(self) -> None:
         self._baseline = self._snapshot()
@@ -224,7 +227,10 @@ class DefinitionForm(widgets.VBox):
         """Empty the form for a new definition in ``app``."""
         self.editing = None
         self.title.value = (
-            f"<h4>New definition{' in ' + html.escape(self.app) if self.app else ''}</h4>"
+            f"<h4>New definition in {html.escape(self.app)}</h4>"
+            if self.app
+            else "<h4>New definition</h4><i class='nk-form-no-app'>Create an application "
+            "first (on the left): a definition belongs to one.</i>"
         )
         self.id.value = self.label.value = self.resource.value = ""
         self.content_type.value = self.action.value = self.functions.value = ""
@@ -281,13 +287,16 @@ class DefinitionForm(widgets.VBox):
         editor.error_line = exc.line or 0
 
     def check_sources(self) -> bool:
-        """Compile the action and functions (the core's check); mark an error's line."""
+        """Compile the action and functions (the core's check); mark an error's line and
+        write its message under the editor (not only in the marker's tooltip)."""
         for editor in (self.action, self.functions):
             editor.error_line, editor.error_message = 0, ""
+        for field in ("action", "functions"):
+            self.errors[field].value = ""
         try:
             self.workspace.check_sources(self.action.value, self.functions.value)
         except ActionSyntaxError as exc:
-            self._mark_line(exc)
+            self.show_error(exc)
             return False
         return True
 
@@ -339,9 +348,9 @@ class DefinitionForm(widgets.VBox):
             except ValidationError as exc:
                 self.show_error(exc)
                 raise
-            self.save_status.ok(f"Saved {saved.app} / {saved.id} at {saved.updated_at[11:19]} UTC")
-            if self.on_saved is not None:
+            if self.on_saved is not None:  # first: the studio shows the saved one
                 self.on_saved(saved)
+            self.save_status.ok(f"Saved {saved.app} / {saved.id} at {saved.updated_at[11:19]} UTC")
 
     def submit(self) -> Definition:
         """Create or edit the definition from the fields; the core refuses or saves it whole."""

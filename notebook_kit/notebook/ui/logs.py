@@ -1,5 +1,6 @@
 """``LogsPanel``: the request log, filtered by stage, application and status class, with
-its two charts; it refreshes itself every few seconds while its tab is open."""
+its two charts side by side above the table; a click on a row opens its whole entry. It
+refreshes itself every few seconds while its tab is open."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from ...errors import NotebookKitError
 from ...workspace.traffic import STATUS_CLASSES, filter_requests, status_class
 from ...workspace.workspace import Workspace
 from ..frames import request_log_frame
+from .answer import phrase
 from .canary import CanarySummary
 from .charts import EMPTY_TEXT, request_charts
+from .clickable import ClickableHtml
+from .diff_view import local_time
 from .feedback import Status
 from .replay import ReplayBar
 
@@ -59,11 +63,15 @@ class LogsPanel(widgets.VBox):
         self.refresh_button = widgets.Button(
             description="Refresh", icon="refresh", layout=widgets.Layout(width="auto")
         )
-        self.status = Status("nk-logs-feedback")
+        self.status = Status("nk-logs-feedback", view=True)  # says what the panel shows
         self.empty = widgets.HTML(f'<p class="nk-logs-empty">{html.escape(EMPTY_TEXT)}</p>')
         self.rate_chart = widgets.HTML()
         self.latency_chart = widgets.HTML()
-        self.table = widgets.HTML()
+        self.table = ClickableHtml()  # a click on a row opens its entry in ``details``
+        self.table.on_event("open", self._on_table_open)
+        self.details = ClickableHtml()
+        self.details.on_event("close", self._on_details_close)
+        self._listed: list[Mapping[str, Any]] = []  # the rows the table shows, in order
         for widget, css in (
             (self.stage, "nk-logs-stage"),
             (self.app, "nk-logs-app"),
@@ -72,14 +80,16 @@ class LogsPanel(widgets.VBox):
             (self.rate_chart, "nk-logs-chart-rate"),
             (self.latency_chart, "nk-logs-chart-latency"),
             (self.table, "nk-logs-table"),
+            (self.details, "nk-logs-details"),
         ):
             widget.add_class(css)
         for dropdown in (self.stage, self.app, self.status_class):
             dropdown.observe(self._on_filter_value, names="value")
         self.refresh_button.on_click(self._on_refresh_button_click)
+        for chart in (self.rate_chart, self.latency_chart):  # side by side, shrinking
+            chart.layout = widgets.Layout(flex="1 1 0", min_width="0", max_width="480px")
         self.charts = widgets.HBox(
-            [self.rate_chart, self.latency_chart],
-            layout=widgets.Layout(flex_flow="row wrap", grid_gap="12px"),
+            [self.rate_chart, self.latency_chart], layout=widgets.Layout(width="100%")
         )
         filters = widgets.HBox(
             [self.stage, self.app, self.status_class, self.refresh_button, self.status],
@@ -87,8 +97,8 @@ class LogsPanel(widgets.VBox):
         )
         self.canaries = CanarySummary(workspace)  # running canaries side by side (canary.py)
         self.replay = ReplayBar(workspace)  # recorded calls: open in Test, replay (replay.py)
-        children = [filters, self.canaries, self.replay, self.empty, self.charts, self.table]
-        super().__init__(children)
+        children = [filters, self.canaries, self.replay, self.empty, self.charts]
+        super().__init__([*children, self.details, self.table])
         self.add_class("nk-logs")
         self._lock = threading.RLock()
         self._quiet = False  # set while the panel itself changes the filters
@@ -157,7 +167,8 @@ class LogsPanel(widgets.VBox):
         self.table.layout.display = "none" if none else None
         self.rate_chart.value = charts.rate_svg
         self.latency_chart.value = charts.latency_svg
-        self.table.value = "" if none else _table(matching[-TABLE_ROWS:][::-1])
+        self._listed = matching[-TABLE_ROWS:][::-1]
+        self.table.value = "" if none else _table(self._listed)
         if not rows:
             self.status.info("No requests yet")
         elif none:
@@ -183,6 +194,19 @@ class LogsPanel(widgets.VBox):
             self.app.value = keep
         finally:
             self._quiet = False
+
+    def open_row(self, index: int) -> None:
+        """Show the whole entry of the table's row ``index`` (0: the newest listed)."""
+        row = self._listed[index]
+        self.details.value = _details(row)
+
+    def _on_table_open(self, element_id: str) -> None:
+        with self.status.working():
+            if element_id.isdigit() and int(element_id) < len(self._listed):
+                self.open_row(int(element_id))
+
+    def _on_details_close(self, _element_id: str) -> None:
+        self.details.value = ""
 
     # -- the refresh thread --------------------------------------------------------------
 
@@ -214,38 +238,71 @@ class LogsPanel(widgets.VBox):
             self.refresh()
 
 
+_CELL = "padding:2px 4px;vertical-align:top"
+_NOWRAP, _ANYWHERE = ";white-space:nowrap", ";overflow-wrap:anywhere"
+
+
 def _table(rows: list[Mapping[str, Any]]) -> str:
-    """The requests as an HTML table, newest first; status coloured by class."""
+    """The requests as an HTML table, newest first; status coloured by class. It fits
+    its pane (long paths wrap); each row opens its entry when clicked."""
     head = "".join(
-        f'<th style="text-align:left;padding:2px 8px">{h}</th>'
-        for h in (
-            "time (UTC)",
-            "stage",
-            "application",
-            "method",
-            "path",
-            "status",
-            "ms",
-            "deployment",
-        )
+        f'<th style="text-align:left;{_CELL}">{h}</th>'
+        for h in ("time (UTC)", "stage", "app", "method", "path", "status", "ms", "deployment")
     )
     body = []
-    for row in rows:
+    for index, row in enumerate(rows):
         kind = status_class(row["status"])
-        when = str(row["at"]).replace("T", " ").rstrip("Z")
-        cells = (when, row["stage"], row["app"], row["method"], row["path"])
+        at = str(row["at"])
+        when = f"{at[5:10]} {at[11:19]}"  # month-day and second; the entry has it all
+        # Short cells keep to one line; the application and the path wrap anywhere.
+        cells = (
+            (when, ""),
+            (row["stage"], _NOWRAP),
+            (row["app"], _ANYWHERE),
+            (row["method"], _NOWRAP),
+            (row["path"], _ANYWHERE),
+        )
         body.append(
-            "<tr>"
-            + "".join(f'<td style="padding:2px 8px">{html.escape(str(c))}</td>' for c in cells)
-            + f'<td class="nk-status-{kind}" style="padding:2px 8px;font-weight:bold;'
+            f'<tr data-nk-event="open" data-nk-id="{index}" tabindex="0" '
+            'title="Click to see the whole entry">'
+            + "".join(f'<td style="{_CELL}{s}">{html.escape(str(c))}</td>' for c, s in cells)
+            + f'<td class="nk-status-{kind}" style="{_CELL}{_NOWRAP};font-weight:bold;'
             f'color:{_TEXT_COLOURS[kind]}">{row["status"]}</td>'
-            f'<td style="padding:2px 8px;text-align:right">{row["duration_ms"]:.1f}</td>'
-            f'<td style="padding:2px 8px">{row.get("deployment") or ""}</td></tr>'
+            f'<td style="{_CELL}{_NOWRAP};text-align:right">{row["duration_ms"]:.1f}</td>'
+            f'<td style="{_CELL}{_NOWRAP}">{row.get("deployment") or ""}</td></tr>'
         )
     return (
-        '<div style="max-height:320px;overflow:auto"><table style="border-collapse:collapse;'
-        f'font-size:12px"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-        "</table></div>"
+        '<div style="max-height:320px;overflow-y:auto;overflow-x:hidden">'
+        '<table style="border-collapse:collapse;font-size:12px;width:100%">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _details(row: Mapping[str, Any]) -> str:
+    """One logged request, every field of it, with a Close button."""
+    status = int(row["status"])
+    fields = (
+        ("time (UTC)", str(row["at"])),
+        ("local time", local_time(str(row["at"]))),
+        ("stage", row["stage"]),
+        ("application", row["app"] or "(none: no application at this path)"),
+        ("method", row["method"]),
+        ("path", row["path"]),
+        ("status", f"{status} {phrase(status)}".strip()),
+        ("duration", f"{row['duration_ms']:.3f} ms"),
+        ("deployment", row.get("deployment") or "(none)"),
+    )
+    items = "".join(
+        f'<tr><th style="text-align:left;{_CELL}">{name}</th>'
+        f'<td style="{_CELL};overflow-wrap:anywhere">{html.escape(str(value))}</td></tr>'
+        for name, value in fields
+    )
+    return (
+        '<div style="border:1px solid #d0d7de;border-radius:4px;padding:4px 8px;margin:4px 0">'
+        "<b>Request</b> "
+        '<button class="nk-logs-details-close jupyter-button widget-button" '
+        'data-nk-event="close" data-nk-id="">Close</button>'
+        f'<table style="border-collapse:collapse;font-size:12px">{items}</table></div>'
     )
 
 

@@ -177,8 +177,8 @@ class ManagePanel(widgets.VBox):
     def _delete(self, d: Definition) -> None:
         self.workspace.delete(d.app, d.id)
         self.definition = None
+        self._changed(d.app, None)  # first: the studio moves on, then says what happened
         self.delete_status.ok(f"Deleted {d.app} / {d.id} (what is deployed stays until a redeploy)")
-        self._changed(d.app, None)
 
     # -- copy, export, import, commit --------------------------------------------------
 
@@ -191,8 +191,8 @@ class ManagePanel(widgets.VBox):
             copied = self.workspace.copy(
                 d.app, d.id, target, self.copy_new_id.value.strip() or None
             )
-            self.copy_status.ok(f"Copied {d.app} / {d.id} to {copied.app} / {copied.id}")
             self._changed(copied.app, copied.id)
+            self.copy_status.ok(f"Copied {d.app} / {d.id} to {copied.app} / {copied.id}")
 
     def _on_export_click(self, _button: widgets.Button) -> None:
         with self.export_status.working(self.export):
@@ -216,8 +216,8 @@ class ManagePanel(widgets.VBox):
                 path = Path(folder) / Path(str(upload["name"])).name
                 path.write_bytes(bytes(upload["content"]))
                 app = self.workspace.import_application(path, replace=self.import_replace.value)
-            self.import_status.ok(f"Imported {app.id} from {upload['name']}")
             self._changed(app.id, None)
+            self.import_status.ok(f"Imported {app.id} from {upload['name']}")
         self.upload.value = ()
 
     def _on_commit_run_click(self, _button: widgets.Button) -> None:

@@ -10,7 +10,6 @@ two of a change made by another process, keeping unsaved edits.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -24,7 +23,7 @@ from ..serving import background_servers
 from .applications import ApplicationBar
 from .definition_list import DefinitionList, list_rows
 from .deploy import DeployPanel
-from .feedback import Confirm, Status
+from .feedback import Confirm, Status, StatusBoard
 from .form import DefinitionForm
 from .logs import LogsPanel
 from .manage import ManagePanel
@@ -32,32 +31,14 @@ from .refresh import StorePoller
 from .replay import fill_test_panel
 from .resources import ResourcesPanel
 from .server_panel import ServerPanel
+from .style import STUDIO_STYLE
+from .sync import SAVE_FIELDS, FrontEndSync
 from .tester import TestPanel
 
 __all__ = ["TAB_TITLES", "Studio"]
 
 TAB_TITLES = ("Edit", "Test", "Deploy", "Logs", "Resources", "Server")
 _LOGS_TAB = TAB_TITLES.index("Logs")
-
-_STYLE = """<style>
-.nk-studio { width: 100%; min-width: 0; align-items: flex-start; }
-.nk-sidebar { flex: 0 0 270px; min-width: 220px; max-width: 320px; }
-.nk-tabs { flex: 1 1 auto; min-width: 0; }
-.nk-studio .widget-button, .nk-studio .jupyter-button { width: auto; min-width: max-content; }
-.nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
-.nk-studio .nk-tabs > .lm-TabBar .lm-TabBar-tab {
-  flex: 0 0 auto; min-width: max-content; max-width: none; }
-.nk-studio .widget-hbox, .nk-studio .widget-vbox { gap: 4px 8px; }
-.nk-studio .widget-dropdown.nk-rollback-target { width: auto; }
-.nk-studio .widget-dropdown.nk-rollback-target select { width: auto; flex: 0 0 auto; }
-.nk-studio .widget-label { overflow: visible; text-overflow: clip; white-space: normal; }
-.nk-studio .widget-dropdown.nk-rollback-stage { width: auto; }
-.nk-studio .widget-dropdown.nk-rollback-stage select { width: 6em; flex: 0 0 auto; }
-.nk-studio h4 { margin: 2px 0 6px 0; }
-.nk-studio .nk-confirm .widget-html-content,
-.nk-studio .nk-status .widget-html-content { line-height: 1.4; align-self: center; }
-.nk-studio .widget-html:has(> .widget-html-content:empty) { display: none; }
-</style>"""
 
 
 class Studio(widgets.HBox):
@@ -78,13 +59,19 @@ class Studio(widgets.HBox):
         self.workspace = workspace
         self.poller: StorePoller | None = None
         self.current: Definition | None = None  # the saved definition open in the form
-        self._lock = threading.RLock()  # the poller's refresh against the user's clicks
+        # One status board: a status belongs to the latest action (see feedback.py). Its
+        # lock is held by every action and by the poller's refresh.
+        self.board = StatusBoard()
+        self._lock = self.board.lock
+        self._own_stamp = workspace.change_stamp()  # the store as our last action left it
         if server is None:
             running = background_servers(workspace)
             server = running[-1] if running else None
         self.server_panel = ServerPanel(workspace, server)
         self.app_bar = ApplicationBar(workspace, request_switch=self._request_switch)
-        self.search = widgets.Text(placeholder="search labels", layout=widgets.Layout(width="auto"))
+        self.search = widgets.Text(
+            placeholder="search label, path or ID", layout=widgets.Layout(width="auto")
+        )
         self.new = widgets.Button(
             description="New definition", icon="plus", layout=widgets.Layout(width="auto")
         )
@@ -102,7 +89,10 @@ class Studio(widgets.HBox):
             workspace, base_url=self.server_panel.base_url, draft=self.form.draft
         )
         self.deploy = DeployPanel(
-            workspace, base_url=self.server_panel.base_url, on_deployed=self._on_deployed
+            workspace,
+            base_url=self.server_panel.base_url,
+            on_deployed=self._on_deployed,
+            path_parameters=self.tester.path_parameters,  # the curl line fills them in
         )
         self.logs = LogsPanel(workspace)
         self.logs.replay.on_open = self._open_logged  # a logged call into the Test tab
@@ -133,8 +123,13 @@ class Studio(widgets.HBox):
         # stale and re-reads when its tab is selected (a refresh costs what one tab shows).
         self._panels = {TAB_TITLES.index(t): p for t, p in zip(TAB_TITLES, panes, strict=True)}
         self._stale: set[int] = set()
-        super().__init__([widgets.HTML(_STYLE), self.sidebar, self.tabs])
+        # Clicks, Ctrl/Cmd+S and Ctrl/Cmd+Enter act on what the user sees (see sync.py).
+        self.sync = FrontEndSync(on_save=self.form.save.click, save_fields=SAVE_FIELDS)
+        super().__init__([widgets.HTML(STUDIO_STYLE), self.sidebar, self.tabs, self.sync])
         self.add_class("nk-studio")
+        self.board.join(self)
+        self.board.after_action = self._acted
+        self.sync.guard_all(self)
         self._show_app(self.app_bar.app)
         self.poller = StorePoller(workspace, self.refresh, poll_interval or 1.0)
         if poll_interval is not None:
@@ -169,7 +164,7 @@ class Studio(widgets.HBox):
     def _open(self, definition: Definition | None) -> None:
         """Make ``definition`` the one every panel works on (None: a new one)."""
         self.current = definition
-        self.sidebar_status.clear()
+        self.board.clear()  # another context: what the status lines said is past
         self._show_list()
         self.tester.load(definition)
         self.deploy.load(self.app, definition, refresh=self._shown(self.deploy))
@@ -195,15 +190,9 @@ class Studio(widgets.HBox):
     def _show_list(self) -> None:
         app, search = self.app, self.search.value
         try:
-            rows = self.workspace.definitions(app, search) if app else []
-            states = (
-                {
-                    row["id"]: [row[str(s)] for s in Stage]
-                    for row in self.workspace.listing(app, search)
-                }
-                if app
-                else {}
-            )
+            rows = self.workspace.definitions(app, search=search) if app else []
+            listing = self.workspace.listing(app) if rows else []
+            states = {row["id"]: [row[str(s)] for s in Stage] for row in listing}
         except NotFoundError:
             rows, states = [], {}
         self.definitions.empty_text = (
@@ -231,6 +220,9 @@ class Studio(widgets.HBox):
         list and its states, every panel; reload the open definition if it changed and
         the form holds no unsaved edits, else say so next to Save."""
         with self._lock:
+            if self.workspace.change_stamp() != self._own_stamp:
+                self.board.clear()  # changed elsewhere: the status lines spoke of the old
+                self._own_stamp = self.workspace.change_stamp()
             self.app_bar.refresh()
             if self.app and self.app not in {a.id for a in self.workspace.applications()}:
                 if not self.form.dirty:
@@ -272,6 +264,11 @@ class Studio(widgets.HBox):
             self.form.load(saved)
             self._open(saved)
             self.form.save_status.info(f"{name} was changed in another process: reloaded")
+
+    def _acted(self) -> None:
+        """After each action: the store as it left it (a later refresh that finds the
+        same clears no status line)."""
+        self._own_stamp = self.workspace.change_stamp()
 
     # -- asking before unsaved edits are lost ------------------------------------------
 
@@ -395,4 +392,7 @@ class Studio(widgets.HBox):
                     self.deploy.load(self.app, self.current)
                 else:
                     self._panels[index].refresh()  # type: ignore[index, attr-defined]
+        elif self._panels[index] is self.deploy:  # type: ignore[index]
+            with self._lock:
+                self.deploy.show_urls()  # the Test tab's path parameters may have changed
         self.logs.set_active(index == _LOGS_TAB)

@@ -13,7 +13,6 @@ import html
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from urllib.parse import quote
 
 import ipywidgets as widgets
 
@@ -22,7 +21,7 @@ from ...errors import NotebookKitError, NotFoundError, ValidationError
 from ...workspace.workspace import Workspace
 from .answer import format_result, parse_headers, phrase
 from .copy import CopyButton
-from .curl import request_curl
+from .curl import fill_resource, request_curl
 from .examples import ExamplesPanel
 from .feedback import Status, show_text
 from .history import (
@@ -42,14 +41,6 @@ _NO_DEFINITION = (
     "<h4>Test</h4><i>Not saved yet: Run edited runs the form as it is; save it to run "
     "the saved version or send it to dev.</i>"
 )
-
-
-def _fill(definition: Definition, values: Mapping[str, str]) -> str:
-    """The resource with the path parameters given filled in (the others left as {name})."""
-    return "/".join(
-        quote(values[s[1:-1]], safe="") if s.startswith("{") and values.get(s[1:-1]) else s
-        for s in definition.segments
-    )
 
 
 class TestPanel(widgets.VBox):
@@ -218,7 +209,9 @@ class TestPanel(widgets.VBox):
 
     def url_of(self, definition: Definition, values: Mapping[str, str], query: str) -> str:
         """The dev URL of ``definition`` with ``values`` filled in and ``query`` appended."""
-        url = endpoint_url(self.base_url(), Stage.DEV, definition.app, _fill(definition, values))
+        url = endpoint_url(
+            self.base_url(), Stage.DEV, definition.app, fill_resource(definition, values)
+        )
         return f"{url}?{query}" if query else url
 
     def dev_url(self) -> str:
@@ -302,7 +295,11 @@ class TestPanel(widgets.VBox):
         self.history.add(done)
         self.examples.answered(done.status)
         outcome = "raised an error" if raised else f"answered {done.status}"
-        self.message.ok(f"{call.definition.id}: {VERSION_LABELS[call.version]}, {outcome}")
+        said = f"{call.definition.id}: {VERSION_LABELS[call.version]}, {outcome}"
+        if raised or done.status >= 400:
+            self.message.info(said)  # it ran; the answer (not green) is the news
+        else:
+            self.message.ok(said)
 
     def _send_dev(self, call: TestCall) -> tuple[TestCall, str]:
         import httpx
@@ -360,8 +357,13 @@ class TestPanel(widgets.VBox):
     def send_to_dev(self) -> None:
         """Call the live dev URL of the saved definition through the running server."""
         with self.message.working(*self.buttons):
-            self._aim(self._saved())
-            self._execute(self._call("dev", self._saved()))
+            d = self._saved()
+            if self.workspace.deployed_state(d, Stage.DEV) == "not deployed":
+                raise ValidationError(
+                    f"{d.app} / {d.id} is not deployed to dev: deploy to dev first (Deploy tab)"
+                )
+            self._aim(d)
+            self._execute(self._call("dev", d))
 
     def rerun(self, call: TestCall) -> None:
         """Run ``call`` again: the saved definition as saved now, the same draft, or the
