@@ -139,8 +139,7 @@ class ReplayBar(widgets.VBox):
         with self.status.working(self.open_button, self.replay_button):
             call = logged_call(self.workspace.store, self._chosen())
             if self.on_open is not None:
-                self.on_open(call)
-            self.status.ok(f"Opened call {call.entry_id} in the Test tab ({call.api_id})")
+                self.on_open(call)  # the Test tab says what was loaded: the latest word
 
     def _on_replay_button_click(self, _button: widgets.Button) -> None:
         with self.status.working(self.open_button, self.replay_button):
