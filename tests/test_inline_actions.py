@@ -1,4 +1,4 @@
-"""Fast actions run inline on the event loop; slow ones on the relay's lanes.
+"""Fast actions that read ``db`` run inline on the event loop; the others on the lanes.
 
 A real ``notebook-kit serve`` over real HTTP: an action's answer says which thread ran it
 (the loop is the server's main thread with one worker; lanes are ``relay-lane``). Plus the
@@ -19,16 +19,24 @@ import pytest
 from polling import wait_until
 
 from notebook_kit.domain.models import Constant
-from notebook_kit.runtime.pace import MAX_BACKOFF, PROMOTE_AFTER, Pace
+from notebook_kit.runtime.pace import (
+    MAX_BACKOFF,
+    PROMOTE_AFTER,
+    Pace,
+    inline_names,
+    reads_names,
+)
 from notebook_kit.runtime.relay import TIMED_OUT, Relay
 from notebook_kit.runtime.server import ServerProcess
 from notebook_kit.workspace.workspace import Workspace
 
 APP = "pace"
 CALC = b'{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
-# Fast until a flag file exists, then it does what the flag file says.
+# Reads the database (so it may run inline); fast until a flag file exists, then it does
+# what the flag file says.
 TURNS = """\
 import os, threading, time
+db.query("SELECT 1 AS one")
 flag = const.FLAG
 mode = open(flag).read() if os.path.exists(flag) else ""
 if mode == "sleep":
@@ -58,6 +66,15 @@ def pace_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
             constants=[Constant("FLAG", "String", str(flag))],
         )
     workspace.edit(APP, "spins", timeout=1)
+    workspace.create(
+        APP,
+        "pure",
+        label="pure Python",
+        method="GET",
+        resource="pure",
+        action='import threading\nres.body = {"thread": threading.current_thread().name}\n',
+        requires_auth=False,
+    )
     workspace.deploy(APP, "dev")
     return home
 
@@ -108,6 +125,14 @@ def test_a_fast_action_moves_from_the_lanes_to_the_loop(server: ServerProcess) -
     assert names[-4:] == ["MainThread"] * 4
 
 
+def test_a_pure_python_action_stays_on_the_lanes(server: ServerProcess) -> None:
+    # Without a database statement there is no GIL ping-pong for the loop to save, and a
+    # lane runs a batch of such calls beside the loop's I/O more cheaply (pace.py).
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        names = threads_seen(client, f"/dev/{APP}/pure", PROMOTE_AFTER * 3)
+    assert set(names) == {"relay-lane"}
+
+
 def test_an_action_that_turns_slow_goes_back_to_the_lanes(
     server: ServerProcess, pace_home: Path
 ) -> None:
@@ -147,12 +172,40 @@ def test_an_inline_action_past_its_limit_gets_504_and_the_server_goes_on(
         assert client.get(f"/dev/{APP}/turns").status_code == 200
 
 
+def test_only_actions_that_read_the_local_database_may_run_inline() -> None:
+    names = inline_names({"database_url": ""})
+    namespace: dict = {"db": object()}
+    exec(
+        "def helper():\n    return db.query('SELECT 1')\n"
+        "def uses_helper():\n    return [helper() for _ in range(1)]\n"
+        "def plain():\n    return 1 + 1\n"
+        "def direct():\n    return db\n",
+        namespace,
+    )
+    assert reads_names(namespace["direct"], names)
+    assert reads_names(namespace["uses_helper"], names)  # through a user function
+    assert not reads_names(namespace["plain"], names)
+    assert inline_names({"database_url": "sqlite:///x.db"}) == names
+    # a database over the network would hold the loop for a round trip per statement
+    assert inline_names({"database_url": "postgresql+psycopg://h/db"}) == frozenset()
+
+
 def test_pace_promotes_after_a_run_of_fast_lane_calls() -> None:
     pace = Pace()
+    ineligible = Pace(eligible=False)
+    for _ in range(PROMOTE_AFTER * 4):
+        ineligible.lane_call_ended(0.0001)
+    assert not ineligible.inline
     for _ in range(PROMOTE_AFTER - 1):
         pace.lane_call_ended(0.0001)
     assert not pace.inline
     pace.lane_call_ended(0.5)  # one slow call starts the run again
+    for _ in range(PROMOTE_AFTER - 1):
+        pace.lane_call_ended(0.0001)
+    pace.lane_call_ended(0.001, waited=True)  # and so does one that slept
+    for _ in range(PROMOTE_AFTER - 1):
+        pace.lane_call_ended(0.0001)
+    pace.lane_call_ended(0.05, cpu=0.01)  # or computed for longer than INLINE_MAX
     for _ in range(PROMOTE_AFTER - 1):
         pace.lane_call_ended(0.0001)
     assert not pace.inline

@@ -6,9 +6,8 @@ what changed only: ``builder``; a server's workers swap together: ``worker_sync`
 request always sees one consistent table. The request path does no store query and
 compiles nothing: it splits the path, walks the tree, checks the key, calls the action.
 
-Every answer the runtime makes itself (400, 403, 404, 405, 408, 413, 429, 500) carries
-``Access-Control-Allow-Origin: *`` so a browser caller sees the real error
-(``answers``). ``application.create_app`` wires a ``Runtime`` into a Sanic app.
+Every answer the runtime makes itself carries ``Access-Control-Allow-Origin: *`` so a
+browser caller sees the real error (``answers``). ``application.create_app`` wires it up.
 """
 
 from __future__ import annotations
@@ -33,9 +32,10 @@ from ..store.request_log import TIMEOUT_ERROR, action_counters
 from .builder import LiveBuilder
 from .connections import apply_connection_settings
 from .hooks import Hooks
-from .interrupts import ActionTimeout
+from .interrupts import ActionTimeout, within
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
+from .pace import inline_names
 from .relay import Busy, Relay
 from .reserved import ReservedPaths, runtime_answer
 from .responses import ActionAnswer, UntypedActionAnswer
@@ -77,20 +77,6 @@ def _limited(
     return retry_after(wait) if wait else ""
 
 
-async def _within(action: Any, limit: float) -> None:
-    """Await an async action for at most ``limit`` seconds: past it the action is
-    cancelled and ``ActionTimeout`` raised (its own ``TimeoutError`` stays its own)."""
-    scope = asyncio.timeout(limit)
-    try:
-        async with scope:
-            await action
-    except TimeoutError:
-        if not scope.expired():
-            raise
-    if scope.expired():  # also when the action swallowed the cancellation
-        raise ActionTimeout(limit)
-
-
 class Runtime:
     """The live state of one worker and the request handler that reads it."""
 
@@ -100,6 +86,7 @@ class Runtime:
         # The built-ins read the settings snapshot of the last reload: no store query on
         # the request path. Reloads follow every settings change (it bumps the generation).
         self._settings: dict[str, Any] = workspace.settings()
+        self._inline_names = inline_names(self._settings)  # who may run inline (pace.py)
         self.context = BuiltinContext(self.store, workspace.home, lambda: self._settings)
         self._environment = ActionEnvironment(self.context)
         self._reserved = ReservedPaths(self.context)
@@ -146,6 +133,7 @@ class Runtime:
         self.live = state
         self._ready = [s for s in self._ready if s.generation > state.generation]
         self._settings = dict(state.settings)
+        self._inline_names = inline_names(self._settings)
         if hasattr(self, "relay"):
             self.relay.cap = state.max_concurrent_actions
             if self.relay.gil_freeze_exit:  # the GIL watchdog follows the default limit
@@ -351,11 +339,11 @@ class Runtime:
                 limit = action.definition.timeout or live.action_timeout
                 try:
                     if action.is_async:
-                        await _within(action.run(req, res), limit)
+                        await within(action.run(req, res), limit)
                     else:  # inline while it is fast, else on a lane (see pace.py)
                         relay = self.relay
                         run = action.run
-                        pace = relay.paces.get(run) or relay.pace_of(run)
+                        pace = relay.paces.get(run) or relay.pace_of(run, self._inline_names)
                         if pace.inline:
                             relay.run_inline(run, (req, res), limit, pace)
                         else:

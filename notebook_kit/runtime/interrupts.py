@@ -14,6 +14,8 @@ called, until the action ends:
 * ``pthread_kill(SIGUSR1)``: a C call that returns on EINTR (libc ``sleep``, ``read``)
   returns, and the pending exception is raised as it re-enters Python.
 
+An async action runs on the loop: ``within`` cancels it at its limit instead.
+
 What none of these reach: C code that retries on EINTR and waits forever (e.g.
 ``pthread_cond_wait``), and C code that never releases the GIL (a catastrophic regex).
 The relay reports the first as a zombie lane (the worker is then replaced); the second
@@ -22,6 +24,7 @@ freezes the whole worker (see ``Relay``'s GIL watchdog).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import signal
@@ -34,7 +37,7 @@ from _thread import allocate_lock, get_ident
 from collections import deque
 from typing import Any
 
-__all__ = ["ActionTimeout", "Lane", "install_process_hooks", "poke", "unpoke"]
+__all__ = ["ActionTimeout", "Lane", "install_process_hooks", "poke", "unpoke", "within"]
 
 
 class ActionTimeout(BaseException):
@@ -67,6 +70,7 @@ class Lane:
         "poked",
         "resources",
         "tail",
+        "waited",
     )
 
     def __init__(self) -> None:
@@ -78,6 +82,7 @@ class Lane:
         self.park.acquire()
         self.detached = False
         self.cancel = threading.Event()
+        self.waited = False  # its job called time.sleep (see pace.py)
         self.poked = False
         self.resources: list[Any] = []  # sockets the job opened
         # SQLite connections the lane opened: kept past their job, since ``db`` keeps one
@@ -108,6 +113,7 @@ def _sleep(seconds: float) -> None:
     lane = _LANES.get(get_ident())
     if lane is None or lane.job is None:
         return _real_sleep(seconds)
+    lane.waited = True
     if seconds < 0:
         raise ValueError("sleep length must be non-negative")
     if lane.cancel.wait(seconds):
@@ -169,3 +175,17 @@ def unpoke(lane: Lane) -> None:
     _clear_async_exc(lane.ident, None)
     lane.cancel.clear()
     lane.poked = False
+
+
+async def within(action: Any, limit: float) -> None:
+    """Await an async action for at most ``limit`` seconds: past it the action is
+    cancelled and ``ActionTimeout`` raised (its own ``TimeoutError`` stays its own)."""
+    scope = asyncio.timeout(limit)
+    try:
+        async with scope:
+            await action
+    except TimeoutError:
+        if not scope.expired():
+            raise
+    if scope.expired():  # also when the action swallowed the cancellation
+        raise ActionTimeout(limit)

@@ -1,25 +1,33 @@
-"""Where an action's calls run: inline on the event loop while it is fast, else on a lane.
+"""Where an action's calls run: on the relay's lanes, or inline on the event loop.
 
-Handing a call to a lane thread and back costs two thread wake-ups, and an action that
-reads SQLite also hands the GIL back and forth with the loop on every statement (the
-driver releases it inside ``sqlite3_step``). For a call that takes 30 µs that is most of
-its cost. So each compiled action, in each worker, keeps a ``Pace``:
+Measured against a hand-written Sanic app doing the same work (``bench/run.py``), the two
+places suit two kinds of action:
 
-* It starts on the lanes, where a slow call stalls nothing.
-* After ``PROMOTE_AFTER`` lane calls in a row that each ended within ``LANE_FAST`` of
-  starting, its calls run inline on the loop, as a hand-written Sanic handler's would.
-  ``LANE_FAST`` is generous because a lane's wall time includes its waits for the GIL,
-  which the loop holds while it serves other calls: under load a 30 µs lookup can take
-  several milliseconds on a lane. An action that sleeps, waits on the network or computes
-  for longer than that never qualifies.
-* Inline, it goes back to the lanes when the relay's monitor sees one call still running
-  after two of its ticks (10 ms), or when one of every ``SAMPLE_EVERY`` calls, timed,
-  took longer than ``INLINE_MAX``. The call that showed it was slow has held the loop for
-  its own duration (a time-out still ends it with a 504 at its limit); the next ones do
-  not. Each demotion doubles the run of fast lane calls needed to come back (up to
-  ``PROMOTE_AFTER << MAX_BACKOFF``), so an action that is slow now and then stays on the
-  lanes, while one demoted by a hiccup of the machine (a busy host can stop any thread
-  for milliseconds) comes back.
+* A pure-Python action (the sample's calculator) is cheapest on a lane: under load the
+  loop parses and answers HTTP while the lane runs a batch of actions, each thread hot in
+  its own core's caches, and the hand-offs are batched (one wake-up per batch). Run
+  inline, the same action cost 1.2-1.4x the bare app's CPU; on a lane 1.0-1.1x.
+* An action that reads the environment database through ``db`` hands the GIL back to the
+  loop inside every SQLite statement (the driver releases it), and getting it back costs
+  a thread switch: on a lane the employee lookup cost 1.6-1.8x; inline 1.2x.
+
+So every action starts on the lanes, and one that reads the local SQLite ``db`` (its code,
+or its user functions', names ``db``; ``eligible``) moves inline once it has shown itself
+fast: ``PROMOTE_AFTER`` lane calls in a row that each used at most ``INLINE_MAX`` of its
+thread's CPU time, neither slept nor opened a socket, and ended within ``LANE_WALL_MAX``.
+CPU time, not wall time, because a lane's wall time includes its waits for the GIL, which
+the loop holds while it serves other calls: under load a 30 µs lookup can take 20 ms on a
+lane. (The two clock reads a call this needs are paid only while an eligible action is on
+the lanes.) A ``db`` over SQLAlchemy (``database_url``) talks to a server over the
+network: never inline.
+
+Inline, it goes back to the lanes when the relay's monitor sees one call still running
+after two of its ticks (10 ms), or when one of every ``SAMPLE_EVERY`` calls, timed, took
+longer than ``INLINE_MAX``. The call that showed it was slow has held the loop for its own
+duration (a time-out still ends it with a 504 at its limit); the next ones do not. Each
+demotion doubles the run of fast lane calls needed to come back (up to
+``PROMOTE_AFTER << MAX_BACKOFF``), so an action that is slow now and then stays on the
+lanes, while one demoted by a hiccup of the machine comes back.
 
 The counters are read and written by the loop and the lanes without a lock: a lost
 update only delays or repeats a promotion, which is harmless.
@@ -27,40 +35,74 @@ update only delays or repeats a promotion, which is harmless.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import CodeType
+from typing import Any
+
 __all__ = [
     "INLINE_MAX",
-    "LANE_FAST",
+    "LANE_WALL_MAX",
     "MAX_BACKOFF",
     "PROMOTE_AFTER",
     "SAMPLE_EVERY",
     "Pace",
+    "inline_names",
+    "reads_names",
 ]
 
 PROMOTE_AFTER = 32  # fast lane calls in a row before the first promotion
-LANE_FAST = 0.02  # seconds from start to end on a lane, GIL waits included
+LANE_WALL_MAX = 0.2  # seconds from start to end on a lane, GIL waits included
 INLINE_MAX = 0.002  # seconds: a timed inline call longer than this is slow
 SAMPLE_EVERY = 32  # one inline call in this many is timed (two clock reads)
 MAX_BACKOFF = 6  # demotions that double the run needed to come back: 32 << 6 = 2048
 
 
+def inline_names(settings: Mapping[str, Any]) -> frozenset[str]:
+    """The names that make an action eligible to run inline: ``db`` while it is the local
+    SQLite file (no ``database_url``, or a ``sqlite:///`` one), else none."""
+    url = settings.get("database_url") or ""
+    return frozenset(("db",)) if not url or url.startswith("sqlite:///") else frozenset()
+
+
+def reads_names(fn: Any, names: frozenset[str]) -> bool:
+    """Whether ``fn``'s code, or that of a function of its module it calls (a user
+    function), names one of ``names`` as a global."""
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        item = todo.pop()
+        code = item if isinstance(item, CodeType) else getattr(item, "__code__", None)
+        if code is None or id(code) in seen:
+            continue
+        seen.add(id(code))
+        if names.intersection(code.co_names):
+            return True
+        scope = getattr(fn, "__globals__", {})
+        todo.extend(f for n in code.co_names if callable(f := scope.get(n)))
+        todo.extend(c for c in code.co_consts if isinstance(c, CodeType))
+    return False
+
+
 class Pace:
     """The running record of one compiled action in one worker (see the module doc)."""
 
-    __slots__ = ("calls", "demotions", "inline", "streak")
+    __slots__ = ("calls", "demotions", "eligible", "inline", "streak")
 
-    def __init__(self) -> None:
+    def __init__(self, eligible: bool = True) -> None:
+        self.eligible = eligible  # may run inline at all
         self.inline = False
         self.streak = 0  # fast lane calls in a row
         self.demotions = 0
         self.calls = 0  # inline calls, for sampling
 
-    def lane_call_ended(self, seconds: float) -> None:
-        """A lane call ended ``seconds`` after it started."""
-        if seconds > LANE_FAST:
+    def lane_call_ended(self, wall: float, cpu: float = 0.0, waited: bool = False) -> None:
+        """A lane call ended ``wall`` seconds after it started, having used ``cpu``
+        seconds of its thread's time; ``waited``: it slept or opened a socket."""
+        if waited or cpu > INLINE_MAX or wall > LANE_WALL_MAX:
             self.streak = 0
             return
         self.streak += 1
-        if self.streak >= PROMOTE_AFTER << min(self.demotions, MAX_BACKOFF):
+        if self.eligible and self.streak >= PROMOTE_AFTER << min(self.demotions, MAX_BACKOFF):
             self.inline = True
 
     def demote(self) -> None:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from contextvars import Context, copy_context
 from dataclasses import dataclass
 from queue import SimpleQueue
-from time import perf_counter
+from time import perf_counter, thread_time
 from typing import Any
 
 from . import freeze
@@ -41,7 +41,7 @@ from .interrupts import (
     register,
     unpoke,
 )
-from .pace import INLINE_MAX, SAMPLE_EVERY, Pace
+from .pace import INLINE_MAX, SAMPLE_EVERY, Pace, reads_names
 from .sysmon import watch
 
 __all__ = ["BUSY", "TIMED_OUT", "Busy", "Job", "Relay"]
@@ -133,13 +133,14 @@ class Relay:
 
     # -- loop side ---------------------------------------------------------------------
 
-    def pace_of(self, fn: Callable[..., Any]) -> Pace:
-        """The pace of the action whose function is ``fn`` (made on its first call)."""
+    def pace_of(self, fn: Callable[..., Any], inline_names: frozenset[str]) -> Pace:
+        """The pace of the action whose function is ``fn`` (made on its first call); it
+        may run inline if it names one of ``inline_names`` (see ``pace``)."""
         pace = self.paces.get(fn)
         if pace is None:
             if len(self.paces) >= 65536:  # functions of long-replaced deployments
                 self.paces.clear()
-            pace = self.paces[fn] = Pace()
+            pace = self.paces[fn] = Pace(reads_names(fn, inline_names))
         return pace
 
     async def run(
@@ -301,7 +302,10 @@ class Relay:
                     if job is None:
                         return
                     lane.job = job
-                    started = perf_counter()
+                    pace = job.pace if job.pace is not None and job.pace.eligible else None
+                    if pace is not None:  # learning whether it may run inline: timed
+                        lane.waited = False
+                        started, cpu = perf_counter(), thread_time()
                     try:
                         value = job.context.run(job.fn, *job.args)  # type: ignore[union-attr]
                         ok = True
@@ -311,12 +315,14 @@ class Relay:
                     lane.tail = job  # from here a late stop is finished by _late_stop
                     with lane.lock:
                         lane.job = None  # no poke for this job after this line
+                    if pace is not None:
+                        waited = lane.waited or bool(lane.resources)  # slept, or a socket
+                        cpu, wall = thread_time() - cpu, perf_counter() - started
+                        pace.lane_call_ended(wall, cpu, waited)
                     if lane.poked:
                         unpoke(lane)
                     if lane.resources:
                         lane.resources.clear()
-                    if job.pace is not None:
-                        job.pace.lane_call_ended(perf_counter() - started)
                     self.post((job, ok, value))
                     lane.tail = None
                 with self.lock:  # detached: park until sysmon needs a drainer again
