@@ -123,7 +123,8 @@ class Relay:
         self.calls = 0
         self.sleeping = False
         self.wake = threading.Event()
-        self.idle_ticks = max(1, round(idle_after / tick))
+        self.idle_after = idle_after
+        self.slow = False  # sysmon looks every SLOW_TICK: a lane job must wake it
         self._start_lane()  # the first drainer
         self._start_lane(parked=True)  # a spare, so the first detach starts no thread
         self._sysmon = threading.Thread(
@@ -157,6 +158,8 @@ class Relay:
             self._wake_sysmon()
         fut = self.loop.create_future()
         self.jobs.put(Job(fut, fn, args, limit, pace, copy_context()))
+        if self.slow:  # after the put: sysmon, setting the flag, looks at the queue again
+            self.wake.set()
         return await fut
 
     async def call(

@@ -28,8 +28,17 @@ if TYPE_CHECKING:
 __all__ = ["watch"]
 
 
+SLOW_TICK = 0.05  # seconds between looks while only inline calls run
+
+
 def watch(relay: Relay) -> None:
-    """sysmon's thread: one look at every lane each tick (see ``relay``)."""
+    """sysmon's thread: one look at every lane each tick (see ``relay``).
+
+    Each look takes the GIL from the loop, which costs the loop a thread switch. Lane jobs
+    need a look every ``tick`` (a slow one must be detached at once: calls queue behind
+    it); inline calls only need their time limit watched, so while no lane job runs or
+    waits sysmon looks every ``SLOW_TICK`` instead, and a lane job submitted meanwhile
+    wakes it (``relay.slow``)."""
     tick = relay.tick
     mono = time.monotonic
     next_arm = 0.0
@@ -37,10 +46,15 @@ def watch(relay: Relay) -> None:
     default_switch = sys.getswitchinterval()
     fast_switch = False
     loop_lane = relay.loop_lane
-    quiet = 0  # ticks in a row that saw no call
     calls = relay.calls
+    slow = False
+    last_call = mono()
     while not relay.stopping:
-        real_sleep(tick)
+        if slow:
+            relay.wake.wait(SLOW_TICK)
+            relay.wake.clear()  # a lane job that set it is in the queue: seen below
+        else:
+            real_sleep(tick)
         now = mono()
         long_running = False
         busy = False
@@ -85,13 +99,23 @@ def watch(relay: Relay) -> None:
         if long_running != fast_switch:
             fast_switch = long_running
             sys.setswitchinterval(relay.fast_switch_interval if fast_switch else default_switch)
+        if not slow and not _lanes_busy(relay):
+            relay.slow = True  # set first, then look again: run() puts, then reads it
+            slow = not _lanes_busy(relay)
+            relay.slow = slow
+        elif slow and _lanes_busy(relay):
+            relay.slow = slow = False
         if busy or calls != relay.calls:
-            calls, quiet = relay.calls, 0
-        else:
-            quiet += 1
-            if quiet >= relay.idle_ticks:
-                _sleep_until_called(relay, calls)
-                quiet, next_arm = 0, 0.0
+            calls, last_call = relay.calls, now
+        elif now - last_call >= relay.idle_after:
+            relay.slow = slow = False
+            _sleep_until_called(relay, calls)
+            last_call, next_arm = mono(), 0.0
+
+
+def _lanes_busy(relay: Relay) -> bool:
+    """A lane runs a job, or one waits in the queue."""
+    return not relay.jobs.empty() or any(lane.job is not None for lane in relay.lanes)
 
 
 def _sleep_until_called(relay: Relay, calls: int) -> None:
