@@ -41,6 +41,8 @@ flag = const.FLAG
 mode = open(flag).read() if os.path.exists(flag) else ""
 if mode == "sleep":
     time.sleep(0.4)
+elif mode == "nap":
+    time.sleep(0.001)
 elif mode == "spin":
     while True:
         pass
@@ -153,6 +155,20 @@ def test_an_action_that_turns_slow_goes_back_to_the_lanes(
     # A sleep of 0.4 s on the loop would hold the first calculator call (made 0.05 s in)
     # for 0.35 s at least.
     assert max(latencies) < 0.3, [round(x, 3) for x in latencies]
+
+
+def test_an_inline_call_that_sleeps_at_all_sends_its_action_back(
+    server: ServerProcess, pace_home: Path
+) -> None:
+    # A millisecond is too short for the monitor to see, but it held the loop: the sleep
+    # itself is the sign (the machine preempting the loop thread is not, so CPU time
+    # rather than wall time decides the sampled calls).
+    path = f"/dev/{APP}/turns"
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        promote(client, path)
+        (pace_home / "turns.flag").write_text("nap")
+        assert client.get(path).json()["thread"] == "MainThread"
+        assert client.get(path).json()["thread"] == "relay-lane"
 
 
 def test_an_inline_action_past_its_limit_gets_504_and_the_server_goes_on(

@@ -13,10 +13,8 @@ One ``Relay`` per worker, made on the loop thread:
   (``on_zombie``: the worker asks to be replaced).
 * Admission: at most ``cap`` jobs admitted (queued or running, zombies included). Past it
   a caller waits up to ``admit_wait`` s for a slot, then gets ``BUSY`` (a 503).
-* Inline calls: an action that has shown itself fast runs on the loop thread itself
-  (``run_inline``; when, in ``pace``), watched by sysmon as a lane is.
-* Idle: with no call for ``idle_after`` s sysmon stops ticking until the next call wakes
-  it (one check of a flag per call), so an idle server uses no CPU.
+* Inline calls (``run_inline``; which and when: ``pace``) run on the loop thread, watched
+  by sysmon as a lane is. Idle (no call for ``idle_after`` s), sysmon waits for a call.
 """
 
 from __future__ import annotations
@@ -65,9 +63,7 @@ class Job:
     args: tuple[Any, ...]
     limit: float
     pace: Pace | None = None
-    # The caller's context variables (Sanic's current request, for presigned links): the
-    # action sees them on a lane as if it ran on the loop. Copying is O(1).
-    context: Context | None = None
+    context: Context | None = None  # the caller's context variables, seen on a lane
     seen: float = 0.0  # sysmon: when it first saw the job running
     long: bool = False  # sysmon saw an inline call running on a second tick
     timed_out_at: float = 0.0
@@ -119,8 +115,7 @@ class Relay:
         self.loop_lane = Lane()  # the loop thread, for inline calls: pokes reach it too
         register(self.loop_lane)
         self.paces: dict[Callable[..., Any], Pace] = {}  # an action's run -> its pace
-        # Idle sysmon: ``calls`` counts calls; see ``sysmon._sleep_until_called``.
-        self.calls = 0
+        self.calls = 0  # for the idle sysmon: see ``sysmon._sleep_until_called``
         self.sleeping = False
         self.wake = threading.Event()
         self.idle_after = idle_after
@@ -191,17 +186,23 @@ class Relay:
                 return fn(*args)
             finally:
                 lane.job = None
-                if job.timed_out_at or lane.resources:
-                    self.end_inline()
-        started = perf_counter()  # a sampled call: timed
+                if job.timed_out_at or lane.resources or lane.waited:
+                    self._inline_waited(pace)
+        cpu = thread_time()  # a sampled call: its CPU time (wall time counts preemption)
         try:
             return fn(*args)
         finally:
             lane.job = None
-            if job.timed_out_at or lane.resources:
-                self.end_inline()
-            if perf_counter() - started > INLINE_MAX:
+            if job.timed_out_at or lane.resources or lane.waited:
+                self._inline_waited(pace)
+            if thread_time() - cpu > INLINE_MAX:
                 pace.demote()
+
+    def _inline_waited(self, pace: Pace) -> None:
+        """An inline call was stopped, slept or opened a socket: back to the lanes."""
+        pace.demote()
+        self.loop_lane.waited = False
+        self.end_inline()
 
     def end_inline(self) -> None:
         """No poke reaches the loop thread after this returns (a stop landing in here is
@@ -334,8 +335,7 @@ class Relay:
                 if self.stopping:
                     return
             except ActionTimeout:
-                # A stop that landed in this loop's own bookkeeping after the action ended
-                # (its 504 is already sent). Finish the job; _deliver ignores a repeat.
+                # A stop that landed here after the action ended (its 504 is sent).
                 self._late_stop(lane)
 
     def _late_stop(self, lane: Lane) -> None:
