@@ -29,6 +29,7 @@ __all__ = ["watch"]
 
 
 SLOW_TICK = 0.05  # seconds between looks while only inline calls run
+SLOW_AFTER = 0.5  # seconds without a lane job before sysmon looks less often
 
 
 def watch(relay: Relay) -> None:
@@ -48,7 +49,7 @@ def watch(relay: Relay) -> None:
     loop_lane = relay.loop_lane
     calls = relay.calls
     slow = False
-    last_call = mono()
+    last_call = lanes_used = mono()
     while not relay.stopping:
         if slow:
             relay.wake.wait(SLOW_TICK)
@@ -99,12 +100,14 @@ def watch(relay: Relay) -> None:
         if long_running != fast_switch:
             fast_switch = long_running
             sys.setswitchinterval(relay.fast_switch_interval if fast_switch else default_switch)
-        if not slow and not _lanes_busy(relay):
+        if _lanes_busy(relay):
+            lanes_used = now
+            if slow:
+                relay.slow = slow = False
+        elif not slow and now - lanes_used >= SLOW_AFTER:
             relay.slow = True  # set first, then look again: run() puts, then reads it
             slow = not _lanes_busy(relay)
             relay.slow = slow
-        elif slow and _lanes_busy(relay):
-            relay.slow = slow = False
         if busy or calls != relay.calls:
             calls, last_call = relay.calls, now
         elif now - last_call >= relay.idle_after:
