@@ -24,6 +24,7 @@ from notebook_kit.runtime.pace import (
     PROMOTE_AFTER,
     Pace,
     inline_names,
+    may_run_inline,
     reads_names,
 )
 from notebook_kit.runtime.relay import TIMED_OUT, Relay
@@ -201,6 +202,9 @@ def test_only_actions_that_read_the_local_database_may_run_inline() -> None:
     assert reads_names(namespace["direct"], names)
     assert reads_names(namespace["uses_helper"], names)  # through a user function
     assert not reads_names(namespace["plain"], names)
+    exec("def fetches():\n    return db.query('SELECT 1') + [http.get('u')]\n", namespace)
+    assert not may_run_inline(namespace["fetches"], names)  # waits on the network
+    assert may_run_inline(namespace["uses_helper"], names)
     assert inline_names({"database_url": "sqlite:///x.db"}) == names
     # a database over the network would hold the loop for a round trip per statement
     assert inline_names({"database_url": "postgresql+psycopg://h/db"}) == frozenset()

@@ -12,9 +12,10 @@ places suit two kinds of action:
   a thread switch: on a lane the employee lookup cost 1.6-1.8x; inline 1.2x.
 
 So every action starts on the lanes, and one that reads the local SQLite ``db`` (its code,
-or its user functions', names ``db``; ``eligible``) moves inline once it has shown itself
-fast: ``PROMOTE_AFTER`` lane calls in a row that each used at most ``INLINE_MAX`` of its
-thread's CPU time, neither slept nor opened a socket, and ended within ``LANE_WALL_MAX``.
+or its user functions', names ``db`` and not ``http``; ``eligible``) moves inline once it
+has shown itself fast: ``PROMOTE_AFTER`` lane calls in a row that each used at most
+``INLINE_MAX`` of its thread's CPU time, neither slept nor opened a socket, and ended
+within ``LANE_WALL_MAX``.
 CPU time, not wall time, because a lane's wall time includes its waits for the GIL, which
 the loop holds while it serves other calls: under load a 30 µs lookup can take 20 ms on a
 lane. (The two clock reads a call this needs are paid only while an eligible action is on
@@ -47,14 +48,23 @@ __all__ = [
     "SAMPLE_EVERY",
     "Pace",
     "inline_names",
+    "may_run_inline",
     "reads_names",
 ]
 
 PROMOTE_AFTER = 32  # fast lane calls in a row before the first promotion
-LANE_WALL_MAX = 0.2  # seconds from start to end on a lane, GIL waits included
+LANE_WALL_MAX = 0.05  # seconds from start to end on a lane, GIL waits included
+NOT_INLINE = frozenset(("http",))  # an action that names these waits on the network
 INLINE_MAX = 0.002  # seconds: a timed inline call longer than this is slow
 SAMPLE_EVERY = 32  # one inline call in this many is timed (two clock reads)
 MAX_BACKOFF = 6  # demotions that double the run needed to come back: 32 << 6 = 2048
+
+
+def may_run_inline(fn: Any, names: frozenset[str]) -> bool:
+    """An action may run inline if it names one of ``names`` and none of ``NOT_INLINE``
+    (a pooled HTTP connection opens no socket to notice, but each call waits on the
+    network)."""
+    return reads_names(fn, names) and not reads_names(fn, NOT_INLINE)
 
 
 def inline_names(settings: Mapping[str, Any]) -> frozenset[str]:

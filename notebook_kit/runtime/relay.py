@@ -39,7 +39,7 @@ from .interrupts import (
     register,
     unpoke,
 )
-from .pace import INLINE_MAX, SAMPLE_EVERY, Pace, reads_names
+from .pace import INLINE_MAX, SAMPLE_EVERY, Pace, may_run_inline
 from .sysmon import watch
 
 __all__ = ["BUSY", "TIMED_OUT", "Busy", "Job", "Relay"]
@@ -131,12 +131,12 @@ class Relay:
 
     def pace_of(self, fn: Callable[..., Any], inline_names: frozenset[str]) -> Pace:
         """The pace of the action whose function is ``fn`` (made on its first call); it
-        may run inline if it names one of ``inline_names`` (see ``pace``)."""
+        may run inline if it names one of ``inline_names`` (``pace.may_run_inline``)."""
         pace = self.paces.get(fn)
         if pace is None:
             if len(self.paces) >= 65536:  # functions of long-replaced deployments
                 self.paces.clear()
-            pace = self.paces[fn] = Pace(reads_names(fn, inline_names))
+            pace = self.paces[fn] = Pace(may_run_inline(fn, inline_names))
         return pace
 
     async def run(
