@@ -11,7 +11,6 @@ finishes its calls in flight) and waits for the process to end.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotFoundError, ServerError
-from .server import check_address
+from .server import answers_http, check_address
 
 __all__ = ["Detached", "detached_servers", "start_detached", "stop_detached"]
 
@@ -48,18 +47,6 @@ def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
-
-
-def _answers(host: str, port: int) -> bool:
-    connection = http.client.HTTPConnection(host, port, timeout=1)
-    try:
-        connection.request("GET", "/")
-        connection.getresponse().read()
-        return True
-    except OSError:
-        return False
-    finally:
-        connection.close()
 
 
 def _last_line(log: Path) -> str:
@@ -96,7 +83,7 @@ def start_detached(
         )
     url = f"http://{host}:{port}"
     deadline = time.monotonic() + timeout
-    while not _answers(host, port):
+    while not answers_http(host, port):
         if process.poll() is not None:
             raise ServerError(f"notebook-kit serve exited: {_last_line(log)}")
         if time.monotonic() > deadline:

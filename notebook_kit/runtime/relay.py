@@ -181,21 +181,15 @@ class Relay:
             self._wake_sysmon()
         lane.job = job = Job(None, fn, args, limit, pace)
         pace.calls += 1
-        if pace.calls % SAMPLE_EVERY:
-            try:
-                return fn(*args)
-            finally:
-                lane.job = None
-                if job.timed_out_at or lane.resources or lane.waited:
-                    self._inline_waited(pace)
-        cpu = thread_time()  # a sampled call: its CPU time (wall time counts preemption)
+        sampled = not pace.calls % SAMPLE_EVERY  # its CPU time read (wall time counts
+        cpu = thread_time() if sampled else 0.0  # the machine preempting the loop)
         try:
             return fn(*args)
         finally:
             lane.job = None
             if job.timed_out_at or lane.resources or lane.waited:
                 self._inline_waited(pace)
-            if thread_time() - cpu > INLINE_MAX:
+            if sampled and thread_time() - cpu > INLINE_MAX:
                 pace.demote()
 
     def _inline_waited(self, pace: Pace) -> None:

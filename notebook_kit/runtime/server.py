@@ -47,6 +47,7 @@ __all__ = [
     "BackgroundServer",
     "ServerHandle",
     "ServerProcess",
+    "answers_http",
     "check_address",
     "replace_server",
     "running_servers",
@@ -98,6 +99,19 @@ def serve(
     status = exit_status()
     if status:  # an action could not be stopped: ask a supervisor for a fresh process
         raise SystemExit(status)
+
+
+def answers_http(host: str, port: int) -> bool:
+    """Whether something at ``host:port`` answers an HTTP request (any status)."""
+    connection = http.client.HTTPConnection(host, port, timeout=1)
+    try:
+        connection.request("GET", "/")
+        connection.getresponse().read()
+        return True
+    except OSError:
+        return False
+    finally:
+        connection.close()
 
 
 def check_address(host: str, port: int) -> None:
@@ -314,15 +328,7 @@ class ServerProcess(ServerHandle):
         raise ServerError(f"notebook-kit serve did not answer on {self.url} within {timeout} s")
 
     def _answers(self) -> bool:
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=1)
-        try:
-            connection.request("GET", "/")
-            connection.getresponse().read()
-            return True
-        except OSError:
-            return False
-        finally:
-            connection.close()
+        return answers_http(self.host, self.port)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server (SIGTERM, then SIGKILL after ``timeout``). Safe to call twice."""
