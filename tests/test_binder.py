@@ -114,7 +114,9 @@ def test_readme_first_command_installs_what_the_notebooks_import(tmp_path: Path)
     modules = sorted({m for nb in NOTEBOOKS for m in notebook_imports(nb)})
     check = f'python -c "import {", ".join(modules)}; import sys; print(sys.prefix)"\n'
     check += "command -v jupyter\n"
-    (checkout / "scripts" / "install_only.sh").write_text(run_sh.replace(launch, check) + "\n")
+    # the whole launch line (its arguments too) becomes the check
+    lines = [check if line.startswith(launch) else line for line in run_sh.splitlines()]
+    (checkout / "scripts" / "install_only.sh").write_text("\n".join(lines) + "\n")
     env = {
         key: value
         for key, value in os.environ.items()

@@ -246,7 +246,7 @@ def _table(rows: list[Mapping[str, Any]]) -> str:
     """The requests as an HTML table, newest first; status coloured by class. It fits
     its pane (long paths wrap); each row opens its entry when clicked."""
     head = "".join(
-        f'<th style="text-align:left;{_CELL}">{h}</th>'
+        f'<th style="text-align:left;{_CELL}{_ANYWHERE}">{h}</th>'  # a narrow pane may break
         for h in ("time (UTC)", "stage", "app", "method", "path", "status", "ms", "deployment")
     )
     body = []
