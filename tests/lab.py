@@ -9,6 +9,7 @@ Playwright page on Debian's Chromium.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -127,3 +128,14 @@ def playwright_expect() -> Any:
         reason = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
         pytest.skip(reason, allow_module_level=True)
     return api.expect
+
+
+def run_all(page: Any, base: str, notebook: str) -> None:
+    """Open ``notebook`` in the lab at ``base``, wait for its kernel, and run all cells."""
+    expect = playwright_expect()
+    page.goto(f"{base}/lab/tree/{notebook}?token={TOKEN}&reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    idle = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
+    expect(idle).to_be_visible(timeout=90_000)
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()

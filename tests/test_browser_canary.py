@@ -19,9 +19,9 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -74,12 +74,7 @@ def page() -> Iterator[Any]:
 
 def test_canary_in_the_deploy_and_logs_tabs(page: Any, lab: dict[str, Any]) -> None:
     home: Path = lab["home"]
-    page.goto(f"{lab['base']}/lab/tree/canary.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(status_bar).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "canary.ipynb")
     panel = page.locator(".nk-canary-panel")
     expect(panel).to_be_visible(timeout=90_000)
     expect(page.locator(".nk-canary")).to_contain_text("No canary runs on prod.")

@@ -8,7 +8,6 @@ a failing example, said in the Deploy tab. Screenshot:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,9 +16,9 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -69,12 +68,7 @@ def page() -> Iterator[Any]:
 
 
 def test_save_and_run_examples_and_a_refused_deploy(page: Any, lab: dict[str, Any]) -> None:
-    page.goto(f"{lab['base']}/lab/tree/panels.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(status_bar).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "panels.ipynb")
     expect(page.locator(".nk-examples")).to_be_visible(timeout=90_000)
 
     # run a found employee; its 200 becomes the expected status; save it as an example

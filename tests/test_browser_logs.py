@@ -6,7 +6,6 @@ itself while open, the resource tree is boxes, and an application is created and
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +17,9 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -82,12 +81,7 @@ def _server_url(root: Path) -> str:
 
 
 def test_logs_resources_and_applications_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
-    page.goto(f"{lab['base']}/lab/tree/logs.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    idle = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(idle).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "logs.ipynb")
 
     # the charts: real SVG, drawn with a size, one stacked bar per class present
     rate = page.locator(".nk-logs-chart-rate svg.nk-chart-rate")

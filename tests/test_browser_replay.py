@@ -17,9 +17,9 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -70,12 +70,7 @@ def page() -> Iterator[Any]:
 
 
 def test_a_recorded_call_opens_in_test_and_replays(page: Any, lab: dict[str, Any]) -> None:
-    page.goto(f"{lab['base']}/lab/tree/replay.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    idle = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(idle).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "replay.ipynb")
     studio = page.locator(".nk-studio")
     expect(studio).to_be_visible(timeout=90_000)
     page.keyboard.press("Control+b")

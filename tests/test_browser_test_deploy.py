@@ -18,9 +18,9 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -76,12 +76,7 @@ def _colour(page: Any) -> str:
 
 
 def test_test_and_deploy_tabs_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
-    page.goto(f"{lab['base']}/lab/tree/panels.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(status_bar).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "panels.ipynb")
     expect(page.locator(".nk-test")).to_be_visible(timeout=90_000)
     expect(page.locator(".nk-test-request")).to_contain_text("GET http://127.0.0.1:")
 

@@ -8,7 +8,6 @@ readable in the dark theme. Screenshots: ``test-artifacts/screenshots/code-edito
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +18,9 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -90,12 +89,7 @@ def _doc(page: Any) -> str:
 
 def test_code_editor_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
     root: Path = lab["root"]
-    page.goto(f"{lab['base']}/lab/tree/editor.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(status_bar).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "editor.ipynb")
 
     editor = page.locator(".nk-code-editor")
     expect(editor.locator(".cm-lineNumbers")).to_be_visible(timeout=90_000)
