@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from polling import wait_until
+from test_stalls import calculator_latencies  # the same sequential calls, timed
 
 from notebook_kit.domain.models import Constant
 from notebook_kit.runtime.pace import (
@@ -32,7 +33,6 @@ from notebook_kit.runtime.server import ServerProcess
 from notebook_kit.workspace.workspace import Workspace
 
 APP = "pace"
-CALC = b'{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
 # Reads the database (so it may run inline); fast until a flag file exists, then it does
 # what the flag file says.
 TURNS = """\
@@ -105,20 +105,6 @@ def promote(client: httpx.Client, path: str) -> None:
     names = threads_seen(client, path, PROMOTE_AFTER + 8)
     assert names[0] == "relay-lane", names  # every action starts on the lanes
     assert names[-1] == "MainThread", names
-
-
-def calculator_latencies(url: str, key: str, seconds: float) -> list[float]:
-    latencies = []
-    headers = {"x-api-key": key, "Content-Type": "application/json"}
-    with httpx.Client(base_url=url, timeout=10) as client:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            began = time.perf_counter()
-            answer = client.post("/dev/restapi_sample/calculator", content=CALC, headers=headers)
-            latencies.append(time.perf_counter() - began)
-            assert answer.status_code == 200, answer.text
-            time.sleep(0.01)
-    return latencies
 
 
 def test_a_fast_action_moves_from_the_lanes_to_the_loop(server: ServerProcess) -> None:
