@@ -123,11 +123,16 @@ def dev_key(stall_home: Path) -> str:
     return Workspace(stall_home).keys()["dev"]
 
 
-def calculator_latencies(url: str, key: str, seconds: float) -> list[float]:
-    """Sequential calculator calls for ``seconds``: each one's latency (all must be 200)."""
+def calculator_latencies(
+    url: str, key: str, seconds: float, keep_alive: bool = True
+) -> list[float]:
+    """Sequential calculator calls for ``seconds``: each one's latency (all must be 200).
+    ``keep_alive=False``: a new connection per call (a worker that stops closes its idle
+    connections, and a call sent on one at that instant is reset, as with any server)."""
     latencies = []
     headers = {"x-api-key": key, "Content-Type": "application/json"}
-    with httpx.Client(base_url=url, timeout=10) as client:
+    limits = httpx.Limits(max_keepalive_connections=None if keep_alive else 0)
+    with httpx.Client(base_url=url, timeout=10, limits=limits) as client:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             began = time.perf_counter()
@@ -263,7 +268,8 @@ def test_stuck_worker_is_replaced(start: Callable[..., ServerProcess], dev_key: 
     found = re.search(r"\(pid (\d+)\) asks to be replaced", server.log_path.read_text())
     assert found, server.log_path.read_text()
     stuck = Path(f"/proc/{found.group(1)}")
-    calculator_latencies(server.url, dev_key, 2.0)  # all answered 200 through the swap
+    # every new call answered 200 through the swap
+    calculator_latencies(server.url, dev_key, 2.0, keep_alive=False)
     wait_until(lambda: not stuck.exists() or "zombie" in (stuck / "status").read_text(), 15)
     calculator_latencies(server.url, dev_key, 0.5)
     assert server.running
