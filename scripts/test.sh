@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: Chromium for the browser tests, PostgreSQL for the database tests, nginx
 # for the front-door test (which runs its own nginx from a temp directory, on free ports),
-# wrk for the benchmark, curl for the tour (docs/tour.md), Node.js and npm for the editor bundle, python3-venv where
+# wrk for the benchmark, curl for the tour (docs/tour.md), strace to count a query's system
+# calls (tests/test_database.py), Node.js and npm for the editor bundle, python3-venv where
 # `python3 -m venv` cannot make an environment. Installed only where missing.
 need=()
-for package in chromium postgresql nginx wrk git curl; do
+for package in chromium postgresql nginx wrk git curl strace; do
   dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 # Node.js 18+ and npm: pip install builds the CodeEditor's bundle (npm ci + esbuild). Looked up

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,3 +165,76 @@ def test_changing_database_url_switches_the_actions_db(
     db = workspace.action_env()["db"]
     assert isinstance(db, Database)
     assert db.path == other
+
+
+# -- the size in the WAL: no fstat per query --------------------------------------------
+
+
+def _closed_file(path: Path) -> None:
+    """A WAL-mode file with one row, every connection closed (so its WAL is gone)."""
+    seed = sqlite3.connect(path, isolation_level=None)
+    seed.execute("PRAGMA journal_mode=WAL")
+    seed.execute("PRAGMA user_version = 7")
+    seed.execute("CREATE TABLE t (a INTEGER)")
+    seed.execute("INSERT INTO t VALUES (1)")
+    seed.close()
+
+
+def test_first_connection_puts_the_size_in_the_wal_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "env.sqlite3"
+    _closed_file(path)
+    assert not (tmp_path / "env.sqlite3-wal").exists()
+    db = Database(path)
+    assert db.query("SELECT a FROM t") == [{"a": 1}]
+    assert (tmp_path / "env.sqlite3-wal").stat().st_size > 0  # one frame
+    assert db.query("PRAGMA user_version") == [{"user_version": 7}]
+    assert db.query("PRAGMA busy_timeout") == [{"timeout": 5000}]  # as it was
+    db.close()
+
+
+def test_first_connection_does_not_wait_for_a_writer(tmp_path: Path) -> None:
+    path = tmp_path / "env.sqlite3"
+    _closed_file(path)
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # holds the write lock
+    try:
+        started = time.monotonic()
+        db = Database(path)
+        assert db.query("SELECT a FROM t") == [{"a": 1}]
+        assert time.monotonic() - started < 2.0  # the busy timeout is 5 s
+        assert db.query("PRAGMA busy_timeout") == [{"timeout": 5000}]
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    db.close()
+
+
+_QUERIES = """
+import os, sys
+from notebook_kit.builtins.db import Database
+db = Database(sys.argv[1])
+db.query("SELECT a FROM t")
+os.write(1, b"MARK\\n")
+for _ in range(50):
+    db.query("SELECT a FROM t")
+os.write(1, b"DONE\\n")
+"""
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_queries_make_no_fstat_each(tmp_path: Path) -> None:
+    # The point of the frame: SQLite stops asking the kernel for the file's size per read.
+    path = tmp_path / "env.sqlite3"
+    _closed_file(path)
+    script = tmp_path / "queries.py"
+    script.write_text(_QUERIES)
+    run = subprocess.run(
+        ["strace", "-f", "-e", "trace=fstat,newfstatat,write", sys.executable, script, path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+    assert run.returncode == 0, run.stderr
+    traced = run.stderr.split("MARK", 1)[1].split("DONE", 1)[0]
+    assert traced.count("fstat") < 5, traced  # 50 queries; was one fstat each

@@ -60,6 +60,37 @@ def _authorize(
     return sqlite3.SQLITE_OK
 
 
+def _size_in_wal(conn: sqlite3.Connection) -> None:
+    """Write one WAL frame when the file's WAL holds none, changing nothing.
+
+    While a WAL-mode file's WAL is empty (as it is whenever the last connection to it has
+    closed), SQLite learns the database's size by asking the kernel (an ``fstat``) at the
+    start of every read: one system call on every ``db.query``. After one commit the size
+    is in the WAL index, shared by every connection, and stays there. So a new connection
+    sets ``user_version`` to the value it has (a frame, no data changed), without waiting:
+    if another connection is writing, or the file is read-only, reads just keep the syscall.
+    """
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    with contextlib.suppress(OSError):
+        if path and os.path.getsize(f"{path}-wal") > 0:
+            return  # frames there already (or another process will write them)
+    (wait,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            conn.execute(f"PRAGMA user_version = {int(version)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.Error:
+        pass  # busy or read-only: nothing changed, reads work as before
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
+
+
 class Database:
     """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count.
 
@@ -77,6 +108,7 @@ class Database:
             self.path,
             timeout=5.0,
             pragmas=("journal_mode=WAL",),
+            after_open=_size_in_wal,
             authorizer=_authorize,
             error=BuiltinError,
             begin_failed="db",
