@@ -30,10 +30,10 @@ SYSTEM_ERROR = b"System error."
 # The calculator's user functions with a precision misconfiguration: an inexact sum now
 # raises decimal.Inexact inside calculate(), a real unexpected failure (no mocks).
 BROKEN_FUNCTIONS = CALCULATOR_FUNCTIONS.replace(
-    "context.prec = 1000", "context.prec = 1\n        context.traps[Inexact] = True"
+    "EXACT = Context(prec=1000)", "EXACT = Context(prec=1, traps=[Inexact])"
 ).replace(
-    "from decimal import Decimal, localcontext",
-    "from decimal import Decimal, Inexact, localcontext",
+    "from decimal import Context, Decimal",
+    "from decimal import Context, Decimal, Inexact",
 )
 
 

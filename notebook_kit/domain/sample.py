@@ -49,10 +49,11 @@ else:
 CALCULATOR_FUNCTIONS = '''\
 """Helpers of the calculator: strict JSON-number parsing and exact decimal arithmetic."""
 import json
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal
 
 LIMIT = Decimal(99999999)
-OPERATIONS = {"plus": Decimal.__add__, "minus": Decimal.__sub__}
+EXACT = Context(prec=1000)  # enough digits for any two doubles in range: always exact
+OPERATIONS = {"plus": EXACT.add, "minus": EXACT.subtract}
 
 
 class BadInput(Exception):
@@ -62,6 +63,10 @@ class BadInput(Exception):
 def refuse_constant(name):
     # json accepts NaN, Infinity and -Infinity by default; they are not JSON numbers.
     raise BadInput(f"{name} is not a JSON number")
+
+
+# Built once: json.loads(body, parse_constant=...) would build a decoder on every call.
+DECODER = json.JSONDecoder(parse_constant=refuse_constant)
 
 
 def to_decimal(value):
@@ -77,7 +82,7 @@ def to_decimal(value):
 def parse_body(body):
     """Return (arg1, arg2, operation) from the request body, or raise BadInput."""
     try:
-        data = json.loads(body, parse_constant=refuse_constant)
+        data = DECODER.decode(body)
     except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
         raise BadInput("not parseable JSON") from None
     if not isinstance(data, dict):
@@ -90,10 +95,8 @@ def parse_body(body):
 
 def calculate(arg1, arg2, operation):
     """The exact result as a plain decimal string, without exponent notation."""
-    with localcontext() as context:
-        context.prec = 1000  # enough digits for any two doubles in range: always exact
-        result = OPERATIONS[operation](arg1, arg2)
-        return "0" if result == 0 else format(result.normalize(), "f")
+    result = OPERATIONS[operation](arg1, arg2)
+    return "0" if result == 0 else format(result.normalize(EXACT), "f")
 '''
 
 CALCULATOR_ACTION = """\
