@@ -251,6 +251,8 @@ class Runtime:
                         pending = self._hooks.wrote()
                     if self._hooks.judging_due(self.live, loop.time()):  # docs/canary.md
                         await loop.run_in_executor(None, self.workspace.canaries.check)
+                    relay = self.relay  # pure-Python actions: lanes or inline, measured
+                    relay.placement.step(loop.time(), relay.calls, relay.paces.values())
                 except StoreError as exc:
                     link.failed(exc)
                 except Exception:  # a defect, not an outage: do not retry the same entries

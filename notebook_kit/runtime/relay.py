@@ -39,7 +39,8 @@ from .interrupts import (
     register,
     unpoke,
 )
-from .pace import INLINE_MAX, SAMPLE_EVERY, Pace, may_run_inline
+from .pace import INLINE_MAX, SAMPLE_EVERY, Pace, pace_for
+from .placement import Placement
 from .sysmon import watch
 
 __all__ = ["BUSY", "TIMED_OUT", "Busy", "Job", "Relay"]
@@ -115,6 +116,7 @@ class Relay:
         self.loop_lane = Lane()  # the loop thread, for inline calls: pokes reach it too
         register(self.loop_lane)
         self.paces: dict[Callable[..., Any], Pace] = {}  # an action's run -> its pace
+        self.placement = Placement()  # lanes or inline for pure-Python actions (placement)
         self.calls = 0  # for the idle sysmon: see ``sysmon._sleep_until_called``
         self.sleeping = False
         self.wake = threading.Event()
@@ -130,13 +132,13 @@ class Relay:
     # -- loop side ---------------------------------------------------------------------
 
     def pace_of(self, fn: Callable[..., Any], inline_names: frozenset[str]) -> Pace:
-        """The pace of the action whose function is ``fn`` (made on its first call); it
-        may run inline if it names one of ``inline_names`` (``pace.may_run_inline``)."""
+        """The pace of the action whose function is ``fn`` (made on its first call; which
+        kind: ``pace.pace_for``)."""
         pace = self.paces.get(fn)
         if pace is None:
             if len(self.paces) >= 65536:  # functions of long-replaced deployments
                 self.paces.clear()
-            pace = self.paces[fn] = Pace(may_run_inline(fn, inline_names))
+            pace = self.paces[fn] = pace_for(fn, inline_names, self.placement)
         return pace
 
     async def run(
@@ -300,7 +302,9 @@ class Relay:
                     if job is None:
                         return
                     lane.job = job
-                    pace = job.pace if job.pace is not None and job.pace.eligible else None
+                    pace = job.pace
+                    if pace is not None and (pace.proven or not pace.eligible):
+                        pace = None
                     if pace is not None:  # learning whether it may run inline: timed
                         lane.waited = False
                         started, cpu = perf_counter(), thread_time()
