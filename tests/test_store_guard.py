@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -299,6 +300,31 @@ def test_server_keeps_its_hold_after_an_action_dropped_its_locks(served: ServerP
     assert dropped.startswith("dropped workspace.sqlite3"), dropped
     assert "workspace.sqlite3-shm" in dropped
     assert_follows_rotations_and_deploys(served, served.home, rotations=5)
+
+
+def _wake_ups(server: ServerProcess) -> int:
+    """How often the server's threads have slept and woken (voluntary context switches)."""
+    assert server.process is not None
+    tasks = Path(f"/proc/{server.process.pid}/task").iterdir()
+    return sum(
+        int((task / "status").read_text().split("voluntary_ctxt_switches:")[1].split()[0])
+        for task in tasks
+    )
+
+
+def test_locks_dropped_just_before_the_server_idles_are_taken_back(
+    served: ServerProcess,
+) -> None:
+    # The lock keeper stops polling while nothing runs; it takes the locks once more first.
+    dropped = probe(served, how="drop-locks")
+    assert dropped.startswith("dropped workspace.sqlite3"), dropped
+    time.sleep(2.0)  # the relay's monitor goes idle after a second without calls
+    idle_from = _wake_ups(served)
+    time.sleep(2.0)
+    # The watch loop wakes four times a second; the lock keeper polling every 50 ms would
+    # add forty more.
+    assert _wake_ups(served) - idle_from <= 24
+    assert_follows_rotations_and_deploys(served, served.home, rotations=3)
 
 
 # -- the file built-ins: no hard link, nothing that is the store ----------------------------------

@@ -15,9 +15,12 @@ the database file (the lock that tells another process's last connection not to 
 the WAL) and the ``-shm``'s *DMS* byte (the one that tells a new connection not to
 rebuild the shared memory under this process). Both are read locks this process
 already holds in normal times, so taking them again changes nothing; after a drop it
-restores them within ``INTERVAL``. Byte positions are SQLite's file format (the lock-byte
-page at 1 GiB; ``-shm`` lock bytes 120-127 plus DMS at 128), fixed across versions so
-that processes on different SQLite versions can share a database.
+restores them within ``INTERVAL``. Only action code can drop them, so while the relay's
+monitor sleeps (nothing has run for a second: ``pause_while``) the thread takes them once
+more and waits until the monitor wakes for the next call (``wake``). Byte positions are
+SQLite's file format (the lock-byte page at 1 GiB; ``-shm`` lock bytes 120-127 plus DMS at
+128), fixed across versions so that processes on different SQLite versions can share a
+database.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import contextlib
 import fcntl
 import os
 import threading
+from collections.abc import Callable
 
-__all__ = ["INTERVAL", "keep_store_locks"]
+__all__ = ["INTERVAL", "keep_store_locks", "pause_while", "wake"]
 
 INTERVAL = 0.05
 _SHARED_FIRST = 0x40000000 + 2  # PENDING_BYTE + 2
@@ -38,6 +42,18 @@ _SHM_DMS = 128  # (22 + 8) * 4 + 8: after the eight WAL locks
 _kept: dict[str, list[tuple[int, int, int]]] = {}  # real path -> (fd, start, length)
 _lock = threading.Lock()
 _stop = threading.Event()
+_woken = threading.Event()
+_idle: list[Callable[[], bool]] = []  # while it says True, no action runs: no re-take
+
+
+def pause_while(idle: Callable[[], bool]) -> None:
+    """Stop re-taking the locks while ``idle()`` is true; ``wake()`` when it turns false."""
+    _idle[:] = [idle]
+
+
+def wake() -> None:
+    """Something may run again: re-take the locks every ``INTERVAL``."""
+    _woken.set()
 
 
 def keep_store_locks(real_path: str) -> None:
@@ -48,6 +64,7 @@ def keep_store_locks(real_path: str) -> None:
         _kept[real_path] = open_lock_holders(real_path)
         if len(_kept) == 1:
             atexit.register(_stop.set)  # before the interpreter closes the connections
+            atexit.register(_woken.set)
             threading.Thread(target=_keep, name="store-locks", daemon=True).start()
 
 
@@ -69,3 +86,6 @@ def _keep() -> None:
         for fd, start, length in holders:
             with contextlib.suppress(OSError):  # held elsewhere for a moment: next time
                 fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, length, start, os.SEEK_SET)
+        if _idle and _idle[0]():  # taken once more after the last call: wait for the next
+            _woken.wait()
+            _woken.clear()

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from . import freeze
+from . import freeze, store_locks
 from .interrupts import poke, real_sleep
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def watch(relay: Relay) -> None:
     fast_switch = False
     loop_lane = relay.loop_lane
     calls = relay.calls
+    store_locks.pause_while(lambda: relay.sleeping)  # nothing runs: no lock to take back
     slow = False
     last_call = lanes_used = mono()
     while not relay.stopping:
@@ -133,3 +134,4 @@ def _sleep_until_called(relay: Relay, calls: int) -> None:
     if relay.gil_freeze_exit:
         freeze.disarm()  # the call that wakes sysmon re-arms it
     relay.wake.wait()
+    store_locks.wake()
