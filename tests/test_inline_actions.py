@@ -30,7 +30,6 @@ from notebook_kit.runtime.pace import (
     PROMOTE_AFTER,
     Pace,
     inline_names,
-    may_run_inline,
     pace_for,
     reads_names,
 )
@@ -208,7 +207,7 @@ def test_an_inline_action_past_its_limit_gets_504_and_the_server_goes_on(
         assert client.get(f"/dev/{APP}/turns").status_code == 200
 
 
-def test_only_actions_that_read_the_local_database_may_run_inline() -> None:
+def test_names_that_make_an_action_read_the_local_database() -> None:
     names = inline_names({"database_url": ""})
     namespace: dict = {"db": object()}
     exec(
@@ -222,8 +221,10 @@ def test_only_actions_that_read_the_local_database_may_run_inline() -> None:
     assert reads_names(namespace["uses_helper"], names)  # through a user function
     assert not reads_names(namespace["plain"], names)
     exec("def fetches():\n    return db.query('SELECT 1') + [http.get('u')]\n", namespace)
-    assert not may_run_inline(namespace["fetches"], names)  # waits on the network
-    assert may_run_inline(namespace["uses_helper"], names)
+    placement = Placement()
+    assert not pace_for(namespace["fetches"], names, placement).eligible  # the network
+    helper_pace = pace_for(namespace["uses_helper"], names, placement)
+    assert helper_pace.eligible and helper_pace.placement is None  # inline once proven
     assert inline_names({"database_url": "sqlite:///x.db"}) == names
     # a database over the network would hold the loop for a round trip per statement
     assert inline_names({"database_url": "postgresql+psycopg://h/db"}) == frozenset()

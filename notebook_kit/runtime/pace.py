@@ -48,7 +48,6 @@ __all__ = [
     "SAMPLE_EVERY",
     "Pace",
     "inline_names",
-    "may_run_inline",
     "pace_for",
     "reads_names",
 ]
@@ -73,13 +72,6 @@ def pace_for(fn: Any, names: frozenset[str], placement: Any) -> Pace:
     if reads_names(fn, _DB):  # a database over the network (database_url)
         return Pace(eligible=False)
     return Pace(placement=placement)
-
-
-def may_run_inline(fn: Any, names: frozenset[str]) -> bool:
-    """An action may run inline if it names one of ``names`` and none of ``NOT_INLINE``
-    (a pooled HTTP connection opens no socket to notice, but each call waits on the
-    network)."""
-    return reads_names(fn, names) and not reads_names(fn, NOT_INLINE)
 
 
 def inline_names(settings: Mapping[str, Any]) -> frozenset[str]:
