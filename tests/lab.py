@@ -135,6 +135,7 @@ def run_all(page: Any, base: str, notebook: str) -> None:
     expect = playwright_expect()
     page.goto(f"{base}/lab/tree/{notebook}?token={TOKEN}&reset")
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    # the status bar says "| Idle" only once a kernel is connected (the toolbar lies)
     idle = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
     expect(idle).to_be_visible(timeout=90_000)
     page.locator(".lm-MenuBar-item", has_text="Run").first.click()

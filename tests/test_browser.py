@@ -30,10 +30,10 @@ import pytest
 from lab import (
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     free_port,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -91,18 +91,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         yield {"base": base, "home": home, "api": f"http://127.0.0.1:{api_port}"}
 
 
-def _run_all(page: Any) -> None:
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-
-
 def _open_studio(page: Any, base: str) -> Any:
-    page.goto(f"{base}/lab/tree/studio.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    # the status bar says "| Idle" only once a kernel is connected (the toolbar lies)
-    status_bar = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(status_bar).to_be_visible(timeout=90_000)
-    _run_all(page)
+    run_all(page, base, "studio.ipynb")
     studio = page.locator(".nk-studio")
     try:
         expect(studio).to_be_visible(timeout=90_000)

@@ -21,10 +21,10 @@ import pytest
 from lab import (
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     free_port,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -108,12 +108,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def page(lab: dict[str, Any]) -> Iterator[Any]:
     with browser_page({"width": 1280, "height": 800}) as tab:
-        tab.goto(f"{lab['base']}/lab/tree/details.ipynb?token={TOKEN}&reset")
-        tab.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-        idle = tab.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-        expect(idle).to_be_visible(timeout=90_000)
-        tab.locator(".lm-MenuBar-item", has_text="Run").first.click()
-        tab.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        run_all(tab, lab["base"], "details.ipynb")
         expect(tab.locator(".nk-studio")).to_be_visible(timeout=90_000)
         expect(tab.locator(".nk-definition-row").first).to_be_visible()
         yield tab

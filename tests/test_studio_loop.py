@@ -26,10 +26,10 @@ from lab import (
     REPO,
     SCREENSHOTS,
     STDERR_OUTPUT,
-    TOKEN,
     browser_page,
     free_port,
     playwright_expect,
+    run_all,
     running_lab,
 )
 
@@ -94,12 +94,7 @@ def test_the_whole_loop_through_the_studio(lab: dict[str, Any]) -> None:
 
 
 def _loop(page: Any, lab: dict[str, Any]) -> None:
-    page.goto(f"{lab['base']}/lab/tree/loop.ipynb?token={TOKEN}&reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    idle = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\| Idle$"))
-    expect(idle).to_be_visible(timeout=90_000)
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    run_all(page, lab["base"], "loop.ipynb")
     studio = page.locator(".nk-studio")
     expect(studio).to_be_visible(timeout=90_000)
     page.keyboard.press("Control+b")  # fold Lab's file browser: the studio gets the room
