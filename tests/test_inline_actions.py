@@ -1,18 +1,16 @@
-"""Fast actions that read ``db`` run inline on the event loop; pure-Python ones where
-their worker measures them cheaper; the others on the lanes.
+"""Fast actions run inline on the event loop, after the loop's next turn; those that wait
+on the network, and those not (or no longer) proven fast, on the lanes.
 
 A real ``notebook-kit serve`` over real HTTP: an action's answer says which thread ran it
 (the loop is the server's main thread with one worker; lanes are ``relay-lane``). Plus the
-``Pace`` and ``Placement`` rules themselves, and the relay's monitor going idle when
-nothing runs.
+``Pace`` rules themselves, the order of two calls read in the same turn of the loop, and
+the relay's monitor going idle when nothing runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-import shutil
-import subprocess
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +23,8 @@ from polling import wait_until
 from test_stalls import calculator_latencies  # the same sequential calls, timed
 
 from notebook_kit.domain.models import Constant
+from notebook_kit.runtime.application import create_app
+from notebook_kit.runtime.http_guard import GuardedRequest
 from notebook_kit.runtime.pace import (
     MAX_BACKOFF,
     PROMOTE_AFTER,
@@ -33,7 +33,6 @@ from notebook_kit.runtime.pace import (
     pace_for,
     reads_names,
 )
-from notebook_kit.runtime.placement import MIN_CALLS, PROBE_FIRST, PROBE_MAX, Placement
 from notebook_kit.runtime.relay import TIMED_OUT, Relay
 from notebook_kit.runtime.server import ServerProcess
 from notebook_kit.workspace.workspace import Workspace
@@ -120,38 +119,50 @@ def test_a_fast_action_moves_from_the_lanes_to_the_loop(server: ServerProcess) -
     assert names[-4:] == ["MainThread"] * 4
 
 
-def test_a_pure_python_action_stays_on_the_lanes_while_too_few_calls_come_to_measure(
-    server: ServerProcess,
+def test_a_fast_pure_python_action_moves_to_the_loop_too(server: ServerProcess) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        names = threads_seen(client, f"/dev/{APP}/pure", PROMOTE_AFTER + 8)
+    assert names[:PROMOTE_AFTER] == ["relay-lane"] * PROMOTE_AFTER
+    assert names[-4:] == ["MainThread"] * 4
+
+
+def test_calls_read_in_one_turn_are_all_routed_before_their_inline_actions_run(
+    tmp_path: Path,
 ) -> None:
-    # One caller at a time gives the worker fewer than MIN_CALLS a window: nothing to
-    # measure, so the pure-Python action stays where it started (placement.py).
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        names = threads_seen(client, f"/dev/{APP}/pure", PROMOTE_AFTER * 3)
-    assert set(names) == {"relay-lane"}
+    # Two calls that arrive together: the second is read and routed (its log entry's
+    # start) before the first one's action runs (the time the action saw).
+    workspace = Workspace(tmp_path / "workspace")
+    stamp = "import threading, time\n"
+    stamp += 'res.body = {"ran": time.perf_counter(), "thread": threading.current_thread().name}'
+    workspace.create(
+        APP, "stamp", label="stamp", method="GET", resource="stamp", action=stamp,
+        requires_auth=False,
+    )  # fmt: skip
+    workspace.deploy(APP, "dev")
+    app = create_app(workspace, name="notebook_kit_turns", touchup=False)
+    runtime = app.ctx.runtime
 
+    async def calls() -> tuple[list[dict], list[tuple]]:
+        runtime.relay = Relay(asyncio.get_running_loop())
+        try:
 
-@pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk")
-def test_under_load_a_pure_python_action_is_tried_inline(server: ServerProcess) -> None:
-    # Under steady load the worker runs a window the other way now and then and keeps the
-    # cheaper one: the action is answered from the loop thread for that window at least.
-    url = f"{server.url}/dev/{APP}/pure"
-    load = subprocess.Popen(
-        ["wrk", "-t1", "-c4", "-d8s", url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    seen: set[str] = set()
+            def call() -> object:
+                request = GuardedRequest(b"/dev/pace/stamp", {"host": "h"}, "1.1", "GET", None, app)
+                return runtime.handle(request)
+
+            for _ in range(PROMOTE_AFTER):  # proven on the lanes
+                await call()
+            answers = await asyncio.gather(call(), call())
+            return [json.loads(a.body) for a in answers], runtime._pending_log[-2:]
+        finally:
+            runtime.relay.close()
+
     try:
-        with httpx.Client(timeout=10) as client:
-            deadline = time.monotonic() + 7
-            while "MainThread" not in seen and time.monotonic() < deadline:
-                answer = client.get(url)
-                assert answer.status_code == 200, answer.text
-                seen.add(answer.json()["thread"])
+        (first, second), (first_entry, second_entry) = asyncio.run(calls())
     finally:
-        load.terminate()
-        load.wait(10)
-    assert "MainThread" in seen, seen
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        assert client.get(f"/dev/{APP}/turns").status_code == 200
+        app.unregister_app(app)
+    assert first["thread"] == second["thread"] == "MainThread"  # both inline
+    assert first_entry[0] < second_entry[0] < first["ran"] < second["ran"]
 
 
 def test_an_action_that_turns_slow_goes_back_to_the_lanes(
@@ -221,17 +232,14 @@ def test_names_that_make_an_action_read_the_local_database() -> None:
     assert reads_names(namespace["uses_helper"], names)  # through a user function
     assert not reads_names(namespace["plain"], names)
     exec("def fetches():\n    return db.query('SELECT 1') + [http.get('u')]\n", namespace)
-    placement = Placement()
-    assert not pace_for(namespace["fetches"], names, placement).eligible  # the network
-    helper_pace = pace_for(namespace["uses_helper"], names, placement)
-    assert helper_pace.eligible and helper_pace.placement is None  # inline once proven
+    assert not pace_for(namespace["fetches"], names).eligible  # the network
+    assert pace_for(namespace["uses_helper"], names).eligible  # inline once proven
     assert inline_names({"database_url": "sqlite:///x.db"}) == names
     # a database over the network would hold the loop for a round trip per statement
     assert inline_names({"database_url": "postgresql+psycopg://h/db"}) == frozenset()
 
 
 def test_each_kind_of_action_gets_its_pace() -> None:
-    placement = Placement()
     names = inline_names({"database_url": ""})
     namespace: dict = {"db": object()}
     exec(
@@ -240,113 +248,12 @@ def test_each_kind_of_action_gets_its_pace() -> None:
         "def fetches():\n    return http.get('u')\n",
         namespace,
     )
-    reader, pure, fetcher = (
-        pace_for(namespace[n], names, placement) for n in ("reads", "pure", "fetches")
-    )
-    assert (reader.eligible, reader.placement) == (True, None)  # inline once proven
-    assert (pure.eligible, pure.placement) == (True, placement)  # where it is cheaper
+    reader, pure, fetcher = (pace_for(namespace[n], names) for n in ("reads", "pure", "fetches"))
+    assert reader.eligible and pure.eligible  # inline once proven
     assert not fetcher.eligible
     remote = inline_names({"database_url": "postgresql+psycopg://h/db"})
-    assert not pace_for(namespace["reads"], remote, placement).eligible  # db over the net
-    assert pace_for(namespace["pure"], remote, placement).placement is placement
-
-
-def _proven(pace: Pace) -> Pace:
-    for _ in range(PROMOTE_AFTER):
-        pace.lane_call_ended(0.0001)
-    assert pace.proven
-    return pace
-
-
-class _Clock:
-    """Process CPU time, as the test says it went."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _window(
-    placement: Placement, clock: _Clock, paces: list[Pace], t: float, calls: int, per_call: float
-) -> None:
-    """One watch tick at loop time ``t`` after ``calls`` more calls at ``per_call`` s."""
-    _window.calls += calls  # type: ignore[attr-defined]
-    clock.now += calls * per_call
-    placement.step(t, _window.calls, paces)  # type: ignore[attr-defined]
-
-
-_window.calls = 0  # type: ignore[attr-defined]
-
-
-def test_placement_keeps_the_way_that_costs_less_per_call() -> None:
-    clock = _Clock()
-    placement = Placement(clock)
-    follower, reader = _proven(Pace(placement=placement)), _proven(Pace())
-    assert (follower.inline, reader.inline) == (False, True)  # lanes first; db: inline
-    paces = [follower, reader]
-    _window(placement, clock, paces, 0.0, 0, 0)  # the first mark
-    _window(placement, clock, paces, 0.1, 1000, 100e-6)  # a window on the lanes: a probe
-    assert placement.inline and follower.inline  # ... runs the next window inline
-    _window(placement, clock, paces, 0.2, 1000, 80e-6)  # inline cost less: kept
-    assert placement.inline and follower.inline and reader.inline
-    # The next probe comes PROBE_FIRST later; the lanes cost more again: back inline.
-    _window(placement, clock, paces, 0.3, 1000, 80e-6)
-    assert placement.inline
-    _window(placement, clock, paces, 0.2 + PROBE_FIRST, 1000, 80e-6)  # probe: lanes
-    assert not placement.inline and not follower.inline
-    assert reader.inline  # a db reader does not follow the placement
-    _window(placement, clock, paces, 0.3 + PROBE_FIRST, 1000, 99e-6)
-    assert placement.inline and follower.inline
-
-
-def test_placement_probes_less_often_while_its_choice_holds() -> None:
-    clock = _Clock()
-    placement = Placement(clock)
-    paces = [_proven(Pace(placement=placement))]
-    _window(placement, clock, paces, 0.0, 0, 0)
-    t, probes = 0.0, []
-    while t < 3 * PROBE_MAX + 10:
-        t += 0.1
-        was_inline = placement.inline
-        _window(placement, clock, paces, t, 1000, 120e-6 if placement.inline else 100e-6)
-        if placement.inline and not was_inline:
-            probes.append(round(t, 1))
-    gaps = [round(b - a, 1) for a, b in itertools.pairwise(probes)]
-    doubling = [PROBE_FIRST * 2**i + 0.1 for i in range(1, 5)]  # a window after each wait
-    assert gaps[:4] == pytest.approx(doubling, abs=0.15)
-    assert max(gaps) <= PROBE_MAX + 0.2  # up to a cap
-    assert not placement.inline and not paces[0].inline
-
-
-def test_placement_decides_nothing_without_calls_or_followers() -> None:
-    clock = _Clock()
-    placement = Placement(clock)
-    unproven = Pace(placement=placement)
-    _window(placement, clock, [unproven], 0.0, 0, 0)
-    _window(placement, clock, [unproven], 5.0, 5000, 100e-6)  # nothing proven to place
-    assert not placement.inline
-    follower = _proven(Pace(placement=placement))
-    _window(placement, clock, [follower], 10.0, MIN_CALLS - 1, 100e-6)  # too few calls
-    assert not placement.inline
-    _window(placement, clock, [follower], 10.1, MIN_CALLS, 100e-6)
-    assert placement.inline  # a probe
-    _window(placement, clock, [follower], 10.2, 10, 1e-6)  # too few calls to judge: back
-    assert not placement.inline and not follower.inline
-
-
-def test_a_demoted_follower_waits_to_be_proven_again() -> None:
-    clock = _Clock()
-    placement = Placement(clock)
-    follower = _proven(Pace(placement=placement))
-    placement.inline = True
-    follower.inline = True
-    follower.demote()  # a slow inline call
-    assert not follower.inline and not follower.proven
-    placement._switch([follower])  # the placement moves: the unproven one stays put
-    placement._switch([follower])
-    assert not follower.inline
+    assert not pace_for(namespace["reads"], remote).eligible  # db over the net
+    assert pace_for(namespace["pure"], remote).eligible
 
 
 def test_pace_promotes_after_a_run_of_fast_lane_calls() -> None:

@@ -55,6 +55,15 @@ _BEAT_SECONDS = 0.5  # a worker's heartbeat (worker_sync.STALE_MS is four times 
 BUSY_TEXT = "Too many requests in flight"
 
 
+# ``await asyncio.sleep(0)``: the loop's next turn. An inline action waits for it, so the
+# loop reads and routes every request that arrived with this one before any of their
+# actions runs, then runs the actions and writes the answers one after the other: each
+# stage's code and data stay in the CPU's caches, and the answers leave together. Under
+# load that is a quarter less CPU a call than running each action as its request is read
+# (docs/performance.md); alone, it costs one turn of the loop (about a microsecond).
+_next_turn = asyncio.sleep
+
+
 def _has_key(request: Request, key: bytes, _same: Any = hmac.compare_digest) -> bool:
     """Whether the request's x-api-key (header name in any case) is ``key``, compared in
     constant time. ``compare_digest`` is bound here, and ``handle`` binds this function,
@@ -251,8 +260,6 @@ class Runtime:
                         pending = self._hooks.wrote()
                     if self._hooks.judging_due(self.live, loop.time()):  # docs/canary.md
                         await loop.run_in_executor(None, self.workspace.canaries.check)
-                    relay = self.relay  # pure-Python actions: lanes or inline, measured
-                    relay.placement.step(loop.time(), relay.calls, relay.paces.values())
                 except StoreError as exc:
                     link.failed(exc)
                 except Exception:  # a defect, not an outage: do not retry the same entries
@@ -347,6 +354,7 @@ class Runtime:
                         run = action.run
                         pace = relay.paces.get(run) or relay.pace_of(run, self._inline_names)
                         if pace.inline:
+                            await _next_turn(0)  # the calls read with this one go first
                             relay.run_inline(run, (req, res), limit, pace)
                         else:
                             await relay.call(run, (req, res), limit, pace)

@@ -2,20 +2,15 @@
 
 Every action starts on the lanes. One that has shown itself fast, ``PROMOTE_AFTER`` lane
 calls in a row that each used at most ``INLINE_MAX`` of its thread's CPU time, neither
-slept nor opened a socket, and ended within ``LANE_WALL_MAX``, is *proven*, and may then
-run inline. Where it does depends on its kind (``pace_for``), measured against a
-hand-written Sanic app doing the same work (``bench/run.py``):
-
-* An action that reads the local SQLite ``db`` (its code, or its user functions', names
-  ``db``) runs inline once proven. The driver hands the GIL back to the loop inside every
-  SQLite statement, and getting it back costs a thread switch: on a lane the employee
-  lookup cost 1.6-1.8x the bare app's CPU; inline 1.1-1.2x.
-* A pure-Python action (the sample's calculator) runs where its worker's ``Placement``
-  says, which measures both ways under the load of the moment: on a lane a batch of calls
-  runs beside the loop's I/O when many callers wait (0.86x there), inline is cheaper when
-  few do (1.07x against 1.44x on a lane). See ``placement``.
-* An action that names ``http``, or ``db`` over SQLAlchemy (``database_url``), waits on
-  the network: never inline.
+slept nor opened a socket, and ended within ``LANE_WALL_MAX``, is *proven*, and then runs
+inline, after the loop's next turn (``app._next_turn``), unless it waits on the network:
+an action that names ``http``, or ``db`` over SQLAlchemy (``database_url``), never runs
+inline (``pace_for``). Measured against a hand-written Sanic app doing the same work
+(``bench/run.py``, CPU per request): inline, the employee lookup costs about 0.85x the
+bare app with 50 callers and 1.0x with 4; on a lane 1.6-1.8x (the SQLite driver hands the
+GIL back to the loop inside every statement, and getting it back costs a thread switch).
+The calculator costs the same inline as on a lane with 50 callers, and less inline with 4
+(a lane call then wakes two threads).
 
 CPU time, not wall time, because a lane's wall time includes its waits for the GIL, which
 the loop holds while it serves other calls: under load a 30 µs lookup can take 20 ms on a
@@ -61,17 +56,15 @@ SAMPLE_EVERY = 32  # one inline call in this many is timed (two clock reads)
 MAX_BACKOFF = 6  # demotions that double the run needed to come back: 32 << 6 = 2048
 
 
-def pace_for(fn: Any, names: frozenset[str], placement: Any) -> Pace:
-    """The pace of a new action: inline once proven if it names one of ``names`` (the
-    local ``db``: ``inline_names``); where ``placement`` says once proven if it names
-    neither ``db`` nor ``http``; never inline otherwise (it waits on the network)."""
+def pace_for(fn: Any, names: frozenset[str]) -> Pace:
+    """The pace of a new action: never inline if it waits on the network (it names
+    ``http``, or ``db`` while ``db`` is not one of ``names``, the local SQLite file:
+    ``inline_names``); inline once proven otherwise."""
     if reads_names(fn, NOT_INLINE):
         return Pace(eligible=False)
-    if names and reads_names(fn, names):
-        return Pace()
-    if reads_names(fn, _DB):  # a database over the network (database_url)
+    if not names and reads_names(fn, _DB):  # a database over the network (database_url)
         return Pace(eligible=False)
-    return Pace(placement=placement)
+    return Pace()
 
 
 def inline_names(settings: Mapping[str, Any]) -> frozenset[str]:
@@ -102,16 +95,12 @@ def reads_names(fn: Any, names: frozenset[str]) -> bool:
 
 class Pace:
     """The running record of one compiled action in one worker (see the module doc).
+    ``inline`` is what the request path reads."""
 
-    ``inline`` is what the request path reads: proven, and (for an action that follows a
-    ``Placement``) placed inline now. The placement switches it for its proven actions."""
+    __slots__ = ("calls", "demotions", "eligible", "inline", "streak")
 
-    __slots__ = ("calls", "demotions", "eligible", "inline", "placement", "proven", "streak")
-
-    def __init__(self, eligible: bool = True, placement: Any = None) -> None:
+    def __init__(self, eligible: bool = True) -> None:
         self.eligible = eligible  # may run inline at all
-        self.placement = placement  # None: inline whenever proven
-        self.proven = False
         self.inline = False
         self.streak = 0  # fast lane calls in a row
         self.demotions = 0
@@ -125,17 +114,15 @@ class Pace:
             return
         self.streak += 1
         if self.eligible and self.streak >= PROMOTE_AFTER << min(self.demotions, MAX_BACKOFF):
-            self.proven = True
-            self.inline = self.placement is None or self.placement.inline
+            self.inline = True
 
     def demote(self) -> None:
         """An inline call was slow: back to the lanes, to be proven again."""
         if self.inline:
-            self.inline = self.proven = False
+            self.inline = False
             self.streak = 0
             self.demotions += 1
 
     def __repr__(self) -> str:
         where = "inline" if self.inline else "lanes"
-        proven, streak, demotions = self.proven, self.streak, self.demotions
-        return f"<Pace {where} {proven=} {streak=} {demotions=}>"
+        return f"<Pace {where} streak={self.streak} demotions={self.demotions}>"

@@ -40,7 +40,6 @@ from .interrupts import (
     unpoke,
 )
 from .pace import INLINE_MAX, SAMPLE_EVERY, Pace, pace_for
-from .placement import Placement
 from .sysmon import watch
 
 __all__ = ["BUSY", "TIMED_OUT", "Busy", "Job", "Relay"]
@@ -116,7 +115,6 @@ class Relay:
         self.loop_lane = Lane()  # the loop thread, for inline calls: pokes reach it too
         register(self.loop_lane)
         self.paces: dict[Callable[..., Any], Pace] = {}  # an action's run -> its pace
-        self.placement = Placement()  # lanes or inline for pure-Python actions (placement)
         self.calls = 0  # for the idle sysmon: see ``sysmon._sleep_until_called``
         self.sleeping = False
         self.wake = threading.Event()
@@ -138,7 +136,7 @@ class Relay:
         if pace is None:
             if len(self.paces) >= 65536:  # functions of long-replaced deployments
                 self.paces.clear()
-            pace = self.paces[fn] = pace_for(fn, inline_names, self.placement)
+            pace = self.paces[fn] = pace_for(fn, inline_names)
         return pace
 
     async def run(
@@ -303,7 +301,7 @@ class Relay:
                         return
                     lane.job = job
                     pace = job.pace
-                    if pace is not None and (pace.proven or not pace.eligible):
+                    if pace is not None and (pace.inline or not pace.eligible):
                         pace = None
                     if pace is not None:  # learning whether it may run inline: timed
                         lane.waited = False
