@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,3 +225,42 @@ def test_migration_counts_existing_request_log_batches(tmp_path: Path) -> None:
     check.close()
     store.append_requests([(3.0, "dev", "GET", "/c", 200, 1.0)], 4)
     assert [r["path"] for r in store.request_log()] == ["/b", "/b", "/b", "/c"]
+
+
+_COMMITS = """
+import os, sys
+from notebook_kit.store import Store
+store = Store(sys.argv[1])
+store.request_log()  # opened, migrated
+os.write(1, b"MARK\\n")
+if sys.argv[2] == "log":
+    for i in range(20):
+        store.append_requests([("t", "dev", "GET", f"/p{i}", 200, 1.0)], keep=100)
+else:
+    for i in range(20):
+        with store.transaction():
+            store.set_setting("request_log_size", 100 + i)
+os.write(1, b"DONE\\n")
+"""
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_request_log_commits_do_not_wait_for_the_disk(tmp_path: Path) -> None:
+    # A server writes its log ten times a second; an fsync each time cost more CPU than
+    # the writes. Other changes still wait for the disk.
+    script = tmp_path / "commits.py"
+    script.write_text(_COMMITS)
+
+    def syncs(kind: str) -> int:
+        run = subprocess.run(
+            ["strace", "-f", "-e", "trace=fsync,fdatasync,write", sys.executable, script,
+             tmp_path / f"{kind}.sqlite3", kind],
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        traced = run.stderr.split("MARK", 1)[1].split("DONE", 1)[0]
+        return traced.count("fsync(") + traced.count("fdatasync(")
+
+    assert syncs("log") == 0
+    assert syncs("settings") >= 20

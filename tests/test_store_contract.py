@@ -301,6 +301,34 @@ def test_request_log_keeps_the_newest_in_order(ws: Workspace) -> None:
     assert last["at"].startswith("2023-11-14T22:13:30")
 
 
+def _commit_setting(ws: Workspace, store_url: str) -> str:
+    """How this thread's store connection commits now (SQLite's synchronous level, or
+    PostgreSQL's synchronous_commit)."""
+    sql = "SHOW synchronous_commit" if store_url else "PRAGMA synchronous"
+    return str(ws.store._db.execute(sql).fetchone()[0])
+
+
+def test_a_commit_that_need_not_wait_for_the_disk_is_one_transaction_alone(
+    ws: Workspace, store_url: str
+) -> None:
+    # The request log's commits do not wait for the disk; the setting is the
+    # transaction's own, and the store's other commits still wait.
+    db = ws.store._db
+    durable = _commit_setting(ws, store_url)
+    assert durable == ("on" if store_url else "2")  # FULL
+    with db.transaction(None, durable=False):
+        assert _commit_setting(ws, store_url) == ("off" if store_url else "1")  # NORMAL
+        with db.transaction(None):  # a nested one joins it
+            db.write("UPDATE meta SET value = value WHERE key = 'generation'")
+    assert _commit_setting(ws, store_url) == durable
+    with pytest.raises(RuntimeError), db.transaction(None, durable=False):
+        raise RuntimeError("rolled back")
+    assert _commit_setting(ws, store_url) == durable
+    ws.store.append_requests([("t", "dev", "GET", "/p", 200, 1.0)], keep=3)
+    assert [r["path"] for r in ws.store.request_log()] == ["/p"]
+    assert _commit_setting(ws, store_url) == durable
+
+
 def test_request_log_numbers_entries_and_names_who_answered(ws: Workspace, store_url: str) -> None:
     store = ws.store
     store.append_requests([("t", "dev", "GET", f"/p{i}", 200, 1.0) for i in range(3)], keep=4)

@@ -35,6 +35,7 @@ class _PerThread(threading.local):
 
     conn: sqlite3.Connection | None = None
     depth: int = 0
+    restore: int | None = None  # the synchronous level a non-durable transaction lowered
 
 
 class ThreadConnections:
@@ -111,28 +112,40 @@ class ThreadConnections:
         """Whether this thread is inside ``transaction()``."""
         return self.local.depth > 0
 
-    def transaction(self, value: _T) -> _Transaction[_T]:
+    def transaction(self, value: _T, *, durable: bool = True) -> _Transaction[_T]:
         """One atomic change on this thread's connection; ``with`` gives ``value``.
 
         Nested uses join the outer transaction: only the outermost commits, and an
         exception out of any of them rolls all of it back (once it reaches the outermost).
+        ``durable=False``: the commit does not wait for the disk (``synchronous=NORMAL``
+        for it; in WAL mode the file stays consistent, and the change survives a crash of
+        the process, but not always a power cut).
         """
-        return _Transaction(self, value)
+        return _Transaction(self, value, durable)
 
-    def begin(self) -> bool:
+    def begin(self, durable: bool = True) -> bool:
         """Enter a ``transaction()`` on this thread: True when this one began it (the
-        outermost), False when it joined one already open."""
+        outermost), False when it joined one already open (and its durability)."""
         local = self.local
         if local.depth:
             local.depth += 1
             return False
         conn = local.conn or self._open()
         try:
+            if not durable:  # SQLite changes it only outside a transaction
+                local.restore = conn.execute("PRAGMA synchronous").fetchone()[0]
+                conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
+            self._restore(conn)
             raise self._error(f"{self._begin_failed}: {exc}") from exc
         local.depth = 1
         return True
+
+    def _restore(self, conn: sqlite3.Connection) -> None:
+        level, self.local.restore = self.local.restore, None
+        if level is not None:
+            conn.execute(f"PRAGMA synchronous = {int(level)}")
 
     def end(self, began: bool, *, failed: bool) -> None:
         """Leave what ``begin()`` entered: the outermost commits, or rolls back when
@@ -145,14 +158,17 @@ class ThreadConnections:
         conn = local.conn
         if conn is None:
             return
-        if failed:
-            conn.execute("ROLLBACK")
-            return
         try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise self._error(f"{self._commit_failed}: {exc}") from exc
+            if failed:
+                conn.execute("ROLLBACK")
+                return
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                conn.execute("ROLLBACK")
+                raise self._error(f"{self._commit_failed}: {exc}") from exc
+        finally:
+            self._restore(conn)
 
     def close(self) -> None:
         """Close this thread's connection; other threads keep theirs."""
@@ -168,15 +184,16 @@ class _Transaction(Generic[_T]):
     generator: actions run ``db.transaction()`` while answering requests, and entering and
     leaving this costs about half as much."""
 
-    __slots__ = ("_began", "_threads", "_value")
+    __slots__ = ("_began", "_durable", "_threads", "_value")
 
-    def __init__(self, threads: ThreadConnections, value: _T) -> None:
+    def __init__(self, threads: ThreadConnections, value: _T, durable: bool = True) -> None:
         self._threads = threads
         self._value = value
+        self._durable = durable
         self._began = False
 
     def __enter__(self) -> _T:
-        self._began = self._threads.begin()
+        self._began = self._threads.begin(self._durable)
         return self._value
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:

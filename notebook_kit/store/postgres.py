@@ -158,10 +158,11 @@ class PgConnection:
         """Whether this thread is inside ``transaction()``."""
         return self.local.depth > 0
 
-    def transaction(self, value: _T) -> _Transaction[_T]:
+    def transaction(self, value: _T, *, durable: bool = True) -> _Transaction[_T]:
         """One atomic change holding the store's write lock; ``with`` gives ``value``.
-        Nested uses join the outer transaction, as on SQLite."""
-        return _Transaction(self, value)
+        Nested uses join the outer transaction, as on SQLite. ``durable=False``: the
+        commit does not wait for the WAL's flush (``synchronous_commit`` off for it)."""
+        return _Transaction(self, value, durable)
 
     def _reconnected(self, exc: psycopg.Error) -> bool:
         """Whether a statement that failed with ``exc`` may run again on a new connection:
@@ -260,11 +261,12 @@ class PgConnection:
 class _Transaction(Generic[_T]):
     """``PgConnection.transaction()``: BEGIN and the write lock, then COMMIT or ROLLBACK."""
 
-    __slots__ = ("_began", "_owner", "_value")
+    __slots__ = ("_began", "_durable", "_owner", "_value")
 
-    def __init__(self, owner: PgConnection, value: _T) -> None:
+    def __init__(self, owner: PgConnection, value: _T, durable: bool = True) -> None:
         self._owner = owner
         self._value = value
+        self._durable = durable
         self._began: psycopg.Connection[Any] | None = None
 
     def __enter__(self) -> _T:
@@ -278,6 +280,8 @@ class _Transaction(Generic[_T]):
             try:
                 conn.execute("BEGIN")
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                if not self._durable:
+                    conn.execute("SET LOCAL synchronous_commit TO OFF")
                 break
             except psycopg.Error as exc:
                 if not conn.broken and not conn.closed:
