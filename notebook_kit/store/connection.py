@@ -36,6 +36,7 @@ class _PerThread(threading.local):
     conn: sqlite3.Connection | None = None
     depth: int = 0
     restore: int | None = None  # the synchronous level a non-durable transaction lowered
+    level: int | None = None  # the connection's own synchronous level, once read
 
 
 class ThreadConnections:
@@ -105,6 +106,7 @@ class ThreadConnections:
             raise
         self.local.conn = conn
         self.local.depth = 0
+        self.local.level = None
         return conn
 
     @property
@@ -133,7 +135,9 @@ class ThreadConnections:
         conn = local.conn or self._open()
         try:
             if not durable:  # SQLite changes it only outside a transaction
-                local.restore = conn.execute("PRAGMA synchronous").fetchone()[0]
+                if local.level is None:
+                    local.level = conn.execute("PRAGMA synchronous").fetchone()[0]
+                local.restore = local.level
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
