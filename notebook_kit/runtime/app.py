@@ -49,10 +49,6 @@ __all__ = ["Runtime"]
 
 log = logging.getLogger("notebook_kit.runtime")
 
-# Each SQLite statement of a flush (in a thread) hands the GIL to the busy loop and waits
-# to get it back: a few larger flushes cost less CPU than many small ones.
-_FLUSH_SECONDS = 0.25
-_IDLE_WAKE_SECONDS = 1.0  # with nothing to flush, the watch loop wakes at least this often
 _BEAT_SECONDS = 0.5  # a worker's heartbeat (worker_sync.STALE_MS is four times longer)
 BUSY_TEXT = "Too many requests in flight"
 
@@ -220,12 +216,11 @@ class Runtime:
     async def watch(self, app: Sanic) -> None:
         """Reload on change and flush the request log in between; never stops on an error.
 
-        A change is noticed at once where the store tells (``StoreLink.wake``), else at the
-        next poll of the generation (every reload interval; on SQLite only when the store's
-        files changed: ``FileStamp``). The log is flushed every ``_FLUSH_SECONDS`` (or
-        reload interval, if shorter) while there is something to flush; with nothing to
-        flush the loop wakes once a reload interval. While the store is away, the worker serves what
-        it has and keeps a bounded backlog.
+        A change is noticed at once where the store tells (``StoreLink.wake``: NOTIFY, or
+        the SQLite files' inotify), else at the next poll of the generation (on SQLite
+        only when the store's files changed: ``FileStamp``). How long the loop waits:
+        ``StoreLink.tick``. While the store is away, the worker serves what it has and
+        keeps a bounded backlog.
         """
         loop = asyncio.get_running_loop()
         link = StoreLink(self.store, loop)
@@ -233,13 +228,11 @@ class Runtime:
         try:
             while True:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    busy = self._pending_log or link.backlog
-                    tick = min(
-                        _FLUSH_SECONDS if busy else _IDLE_WAKE_SECONDS, self.live.reload_interval
-                    )
+                    busy = bool(self._pending_log or link.backlog)
+                    alone = self.sync is None
+                    tick = link.tick(busy, self.live.reload_interval, loop.time(), alone)
                     await asyncio.wait_for(link.wake.wait(), tick)
-                if link.wake.is_set():
-                    link.wake.clear()
+                if link.woken(loop.time()):
                     next_check = 0.0
                 # Take the buffer here, on the loop thread that appends to it.
                 pending, self._pending_log = link.take(self._pending_log), []

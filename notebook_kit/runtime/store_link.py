@@ -1,11 +1,19 @@
 """How a worker keeps in touch with the store: change wake-ups, outages, the log backlog.
 
-``StoreLink`` gives the watch loop three things:
+``StoreLink`` gives the watch loop four things:
 
 - a wake-up (``wake``, an ``asyncio.Event``) set the moment a change commits, on a store
   that can tell (PostgreSQL's NOTIFY, heard by a ``ChangeListener`` blocking in a thread of
   its own, reconnecting with backoff). Polling the generation stays the fallback: a missed
   notification or a dropped listener costs at most one reload interval.
+- on a SQLite store, the same wake-up when the store's files are written (``FileWatch``,
+  Linux's inotify).
+- how long the loop may wait (``tick``): ``FLUSH_SECONDS`` while it has log entries to
+  write; with nothing to write, the reload interval (``IDLE_WAKE_SECONDS`` at most), or,
+  on a watched SQLite file in a worker of its own, ``WATCHED_IDLE_SECONDS`` (a safety
+  net) once ``AFTER_CHANGE_SECONDS`` have passed since the last wake-up: the polls right
+  after a change catch a commit whose last step (the WAL index, in shared memory) came
+  after its file write woke the loop.
 - one warning when the store goes away and one when it is back, however many times the
   loop fails in between (the worker keeps serving what it has: the request path does no
   store query).
@@ -24,13 +32,28 @@ from typing import Any
 
 from ..errors import StoreError
 from ..store.store import Store
+from .file_watch import FileWatch
 
-__all__ = ["BACKLOG_LIMIT", "StoreLink", "flush_quietly"]
+__all__ = [
+    "AFTER_CHANGE_SECONDS",
+    "BACKLOG_LIMIT",
+    "FLUSH_SECONDS",
+    "IDLE_WAKE_SECONDS",
+    "WATCHED_IDLE_SECONDS",
+    "StoreLink",
+    "flush_quietly",
+]
 
 log = logging.getLogger("notebook_kit.runtime")
 
 #: Request-log entries a worker keeps while the store is away (the oldest go first).
 BACKLOG_LIMIT = 100_000
+# Each SQLite statement of a flush (in a thread) hands the GIL to the busy loop and waits
+# to get it back: a few larger flushes cost less CPU than many small ones.
+FLUSH_SECONDS = 0.25
+IDLE_WAKE_SECONDS = 1.0  # a polled store: the loop wakes at least this often
+WATCHED_IDLE_SECONDS = 30.0
+AFTER_CHANGE_SECONDS = 1.0
 _WAIT_SECONDS = 1.0  # the listener thread checks for a stop this often
 _MAX_BACKOFF = 5.0
 _SERVER_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
@@ -51,6 +74,11 @@ class StoreLink:
         self._loop = loop
         self._stop = threading.Event()
         self._listener = store.listener()
+        path = store.path
+        self.files = FileWatch.start(path, loop, self.wake) if path is not None else None
+        # Loop time: poll at the reload interval until then; first for a change made
+        # while the server started, before the file watch was in place.
+        self._polling_until = loop.time() + AFTER_CHANGE_SECONDS
         self._thread: threading.Thread | None = None
         if self._listener is not None:
             self._thread = threading.Thread(
@@ -59,6 +87,28 @@ class StoreLink:
             self._thread.start()
 
     # -- change notifications ----------------------------------------------------------
+
+    def tick(self, busy: bool, interval: float, now: float, alone: bool) -> float:
+        """How long the watch loop may wait for ``wake`` now (see the module docstring):
+        ``busy``, it has log entries to write; ``interval``, the reload interval;
+        ``alone``, the worker switches deployments by itself (no other workers)."""
+        files = self.files
+        if files is not None:
+            files.arm(not busy)  # its own flushes must not wake it
+        if busy:
+            return min(FLUSH_SECONDS, interval)
+        if files is None or not alone or self.lost or now < self._polling_until:
+            return min(IDLE_WAKE_SECONDS, interval)
+        return WATCHED_IDLE_SECONDS
+
+    def woken(self, now: float) -> bool:
+        """Whether ``wake`` was set (it is cleared): look at the store now, and poll for
+        ``AFTER_CHANGE_SECONDS``."""
+        if not self.wake.is_set():
+            return False
+        self.wake.clear()
+        self._polling_until = now + AFTER_CHANGE_SECONDS
+        return True
 
     def _listen(self) -> None:
         # Signals go to the loop's thread: one that arrives while this thread waits in
@@ -86,6 +136,8 @@ class StoreLink:
     def close(self) -> None:
         """Stop listening (the thread ends within a second; it is a daemon meanwhile)."""
         self._stop.set()
+        if self.files is not None:
+            self.files.close()
 
     # -- outages and the request-log backlog -------------------------------------------
 

@@ -1,0 +1,99 @@
+"""An idle server on a SQLite store waits for the store's files to change (inotify)
+instead of polling them: a real ``notebook-kit serve``, deploys from this process."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from notebook_kit.runtime.file_watch import FileWatch
+from notebook_kit.runtime.server import ServerProcess
+from notebook_kit.workspace.workspace import Workspace
+
+APP = "watched"
+
+
+def _event(name: bytes, mask: int = 0x002) -> bytes:
+    padded = name + b"\0" * (16 - len(name) % 16)
+    return struct.pack("iIII", 1, mask, 0, len(padded)) + padded
+
+
+def test_the_events_that_count_as_a_change_of_the_store() -> None:
+    name = b"workspace.sqlite3"
+    assert FileWatch.touched(_event(b"workspace.sqlite3-wal"), name)
+    assert FileWatch.touched(_event(b"other") + _event(b"workspace.sqlite3"), name)
+    assert FileWatch.touched(_event(b"workspace.sqlite3-journal", 0x100), name)  # created
+    assert not FileWatch.touched(_event(b"workspace.sqlite3-shm"), name)  # through memory
+    assert not FileWatch.touched(_event(b"environment.sqlite3-wal"), name)
+    assert not FileWatch.touched(_event(b"workspace.sqlite3x"), name)
+    assert FileWatch.touched(struct.pack("iIII", -1, 0x4000, 0, 0), name)  # overflow
+    assert not FileWatch.touched(b"", name)
+
+
+@pytest.fixture
+def slow_poll_home(tmp_path: Path) -> Path:
+    home = tmp_path / "workspace"
+    ws = Workspace(home)
+    # A poll every 30 s: only the file watch can notice a deploy within a second or two.
+    ws.set_setting("reload_interval", "30")
+    ws.create(APP, "hello", label="hello", method="GET", resource="hello", action=_says(1))
+    ws.edit(APP, "hello", requires_auth=False)
+    ws.deploy(APP, "dev")
+    return home
+
+
+def _says(version: int) -> str:
+    return f"res.body = {{'version': {version}}}\n"
+
+
+@pytest.fixture
+def server(slow_poll_home: Path) -> Iterator[ServerProcess]:
+    process = ServerProcess(slow_poll_home).start()
+    yield process
+    process.stop()
+
+
+def test_a_deploy_from_another_process_goes_live_without_a_poll(
+    server: ServerProcess, slow_poll_home: Path
+) -> None:
+    ws = Workspace(slow_poll_home)
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        assert client.get(f"/dev/{APP}/hello").json() == {"version": 1}
+        time.sleep(1.5)  # idle: past the polls that follow the server's own start
+        for version in (2, 3):
+            ws.edit(APP, "hello", action=_says(version))
+            ws.deploy(APP, "dev")
+            deadline = time.monotonic() + 3
+            while client.get(f"/dev/{APP}/hello").json() != {"version": version}:
+                assert time.monotonic() < deadline, "the deploy did not go live"
+                time.sleep(0.05)
+            time.sleep(1.5)
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_an_idle_server_does_not_poll_the_store(tmp_path: Path) -> None:
+    # With the default settings the loop polled the store's files four times a second.
+    ws = Workspace(tmp_path / "workspace")
+    ws.install_sample()
+    process = ServerProcess(ws.home).start()
+    try:
+        assert process.process is not None
+        time.sleep(1.5)  # past the polls that follow the server's start
+        run = subprocess.run(
+            ["timeout", "2", "strace", "-f", "-e", "trace=newfstatat,stat,statx,epoll_pwait",
+             "-p", str(process.process.pid)],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+    finally:
+        process.stop()
+    assert "attached" in run.stderr, run.stderr
+    traced = run.stderr
+    assert "sqlite3" not in traced, traced  # no stat of the store's files
+    assert traced.count("epoll_pwait(") <= 2, traced  # the loop sleeps
