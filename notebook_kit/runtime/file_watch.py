@@ -43,7 +43,9 @@ _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 class FileWatch:
     """Sets ``wake`` when one of the store's files changes (see the module docstring)."""
 
-    def __init__(self, fd: int, name: bytes, loop: asyncio.AbstractEventLoop, wake: asyncio.Event):
+    def __init__(
+        self, fd: int, name: bytes, loop: asyncio.AbstractEventLoop, wake: asyncio.Event
+    ) -> None:
         self._fd = fd
         self._name = name
         self._loop = loop
