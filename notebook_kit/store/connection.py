@@ -35,8 +35,8 @@ class _PerThread(threading.local):
 
     conn: sqlite3.Connection | None = None
     depth: int = 0
-    restore: int | None = None  # the synchronous level a non-durable transaction lowered
     level: int | None = None  # the connection's own synchronous level, once read
+    lowered: bool = False  # a non-durable transaction set it to NORMAL
 
 
 class ThreadConnections:
@@ -137,8 +137,8 @@ class ThreadConnections:
             if not durable:  # SQLite changes it only outside a transaction
                 if local.level is None:
                     local.level = conn.execute("PRAGMA synchronous").fetchone()[0]
-                local.restore = local.level
                 conn.execute("PRAGMA synchronous = NORMAL")
+                local.lowered = True
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             self._restore(conn)
@@ -147,9 +147,11 @@ class ThreadConnections:
         return True
 
     def _restore(self, conn: sqlite3.Connection) -> None:
-        level, self.local.restore = self.local.restore, None
-        if level is not None:
-            conn.execute(f"PRAGMA synchronous = {int(level)}")
+        """Put back the synchronous level a non-durable transaction lowered."""
+        local = self.local
+        if local.lowered:
+            local.lowered = False
+            conn.execute(f"PRAGMA synchronous = {int(local.level or 0)}")
 
     def end(self, began: bool, *, failed: bool) -> None:
         """Leave what ``begin()`` entered: the outermost commits, or rolls back when
