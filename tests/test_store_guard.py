@@ -305,7 +305,12 @@ def test_server_keeps_its_hold_after_an_action_dropped_its_locks(served: ServerP
 def _wake_ups(server: ServerProcess) -> int:
     """How often the server's threads have slept and woken (voluntary context switches)."""
     assert server.process is not None
-    tasks = Path(f"/proc/{server.process.pid}/task").iterdir()
+    return _wake_ups_of(Path(f"/proc/{server.process.pid}"))
+
+
+def _wake_ups_of(process: Path) -> int:
+    """``_wake_ups`` of the process at ``/proc/PID``."""
+    tasks = (process / "task").iterdir()
     return sum(
         int((task / "status").read_text().split("voluntary_ctxt_switches:")[1].split()[0])
         for task in tasks
@@ -325,6 +330,23 @@ def test_locks_dropped_just_before_the_server_idles_are_taken_back(
     # add forty more.
     assert _wake_ups(served) - idle_from <= 24
     assert_follows_rotations_and_deploys(served, served.home, rotations=3)
+
+
+def test_the_main_process_of_several_workers_keeps_no_locks_busy(
+    sample_workspace: Workspace,
+) -> None:
+    # It runs no action, so nothing there can drop its locks: its keeper takes them once
+    # and waits (it polled every 50 ms, forever).
+    release(sample_workspace)
+    with ServerProcess(sample_workspace.home, workers=2).start() as server:
+        assert server.process is not None
+        time.sleep(1.0)
+        main = Path(f"/proc/{server.process.pid}")
+        before = _wake_ups_of(main)
+        time.sleep(2.0)
+        # Sanic's manager (ten looks a second at its workers' states) and the supervisor
+        # (four) wake it about 45 times in 2 s; the keeper every 50 ms would add 40.
+        assert _wake_ups_of(main) - before <= 70
 
 
 # -- the file built-ins: no hard link, nothing that is the store ----------------------------------

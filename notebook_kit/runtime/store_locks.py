@@ -15,9 +15,11 @@ the database file (the lock that tells another process's last connection not to 
 the WAL) and the ``-shm``'s *DMS* byte (the one that tells a new connection not to
 rebuild the shared memory under this process). Both are read locks this process
 already holds in normal times, so taking them again changes nothing; after a drop it
-restores them within ``INTERVAL``. Only action code can drop them, so while the relay's
-monitor sleeps (nothing has run for a second: ``pause_while``) the thread takes them once
-more and waits until the monitor wakes for the next call (``wake``). Byte positions are
+restores them within ``INTERVAL``. Only action code can drop them, so the thread waits
+until a relay starts in this process (``pause_while``: never in the main process of a
+server with several workers, which runs no action), and while the relay's monitor sleeps
+(nothing has run for a second) it takes them once more and waits until the monitor wakes
+for the next call (``wake``). Byte positions are
 SQLite's file format (the lock-byte page at 1 GiB; ``-shm`` lock bytes 120-127 plus DMS at
 128), fixed across versions so that processes on different SQLite versions can share a
 database.
@@ -47,8 +49,10 @@ _idle: list[Callable[[], bool]] = []  # while it says True, no action runs: no r
 
 
 def pause_while(idle: Callable[[], bool]) -> None:
-    """Stop re-taking the locks while ``idle()`` is true; ``wake()`` when it turns false."""
+    """Actions may run in this process from now on: re-take the locks every ``INTERVAL``,
+    except while ``idle()`` is true (``wake()`` when it turns false)."""
     _idle[:] = [idle]
+    _woken.set()
 
 
 def wake() -> None:
@@ -86,6 +90,6 @@ def _keep() -> None:
         for fd, start, length in holders:
             with contextlib.suppress(OSError):  # held elsewhere for a moment: next time
                 fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, length, start, os.SEEK_SET)
-        if _idle and _idle[0]():  # taken once more after the last call: wait for the next
-            _woken.wait()
+        if not _idle or _idle[0]():  # no action can run here yet, or none runs now (taken
+            _woken.wait()  # once more after the last call): wait until one may
             _woken.clear()
