@@ -308,7 +308,7 @@ def test_the_header_reaches_either_side_and_the_log_names_who_answered(
         assert _rev(client, headers) == rev
     assert client.get(f"/prod/{APP}/nothing", headers={"x-api-key": on_canary}).status_code == 404
     assert client.get("/prod/nobody/side").status_code == 404
-    wait_until(lambda: ws.request_log(1)[0]["path"] == "/prod/nobody/side")
+    wait_until(lambda: [r["path"] for r in ws.request_log(1)] == ["/prod/nobody/side"])
     rows = ws.request_log(len(calls) + 2)
     assert [r["deployment"] for r in rows] == [dep for *_, dep in calls] + [canary, None]
     assert [r["status"] for r in rows] == [200] * len(calls) + [404, 404]
