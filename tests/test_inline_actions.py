@@ -29,7 +29,7 @@ from notebook_kit.runtime.pace import (
     MAX_BACKOFF,
     PROMOTE_AFTER,
     Pace,
-    inline_names,
+    local_db,
     pace_for,
     reads_names,
 )
@@ -219,7 +219,8 @@ def test_an_inline_action_past_its_limit_gets_504_and_the_server_goes_on(
 
 
 def test_names_that_make_an_action_read_the_local_database() -> None:
-    names = inline_names({"database_url": ""})
+    names = frozenset(("db",))
+    local = local_db({"database_url": ""})
     namespace: dict = {"db": object()}
     exec(
         "def helper():\n    return db.query('SELECT 1')\n"
@@ -232,15 +233,15 @@ def test_names_that_make_an_action_read_the_local_database() -> None:
     assert reads_names(namespace["uses_helper"], names)  # through a user function
     assert not reads_names(namespace["plain"], names)
     exec("def fetches():\n    return db.query('SELECT 1') + [http.get('u')]\n", namespace)
-    assert not pace_for(namespace["fetches"], names).eligible  # the network
-    assert pace_for(namespace["uses_helper"], names).eligible  # inline once proven
-    assert inline_names({"database_url": "sqlite:///x.db"}) == names
+    assert not pace_for(namespace["fetches"], local).eligible  # the network
+    assert pace_for(namespace["uses_helper"], local).eligible  # inline once proven
+    assert local and local_db({"database_url": "sqlite:///x.db"})
     # a database over the network would hold the loop for a round trip per statement
-    assert inline_names({"database_url": "postgresql+psycopg://h/db"}) == frozenset()
+    assert not local_db({"database_url": "postgresql+psycopg://h/db"})
 
 
 def test_each_kind_of_action_gets_its_pace() -> None:
-    names = inline_names({"database_url": ""})
+    local = local_db({"database_url": ""})
     namespace: dict = {"db": object()}
     exec(
         "def reads():\n    return db.query('SELECT 1')\n"
@@ -248,10 +249,10 @@ def test_each_kind_of_action_gets_its_pace() -> None:
         "def fetches():\n    return http.get('u')\n",
         namespace,
     )
-    reader, pure, fetcher = (pace_for(namespace[n], names) for n in ("reads", "pure", "fetches"))
+    reader, pure, fetcher = (pace_for(namespace[n], local) for n in ("reads", "pure", "fetches"))
     assert reader.eligible and pure.eligible  # inline once proven
     assert not fetcher.eligible
-    remote = inline_names({"database_url": "postgresql+psycopg://h/db"})
+    remote = local_db({"database_url": "postgresql+psycopg://h/db"})
     assert not pace_for(namespace["reads"], remote).eligible  # db over the net
     assert pace_for(namespace["pure"], remote).eligible
 

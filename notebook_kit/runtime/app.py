@@ -35,7 +35,7 @@ from .hooks import Hooks
 from .interrupts import ActionTimeout, within
 from .limits import RateLimiter, limiter_for, retry_after
 from .live import LiveState, LogEntry, StageTable
-from .pace import inline_names
+from .pace import local_db
 from .relay import Busy, Relay
 from .reserved import ReservedPaths, runtime_answer
 from .responses import ActionAnswer, UntypedActionAnswer
@@ -93,7 +93,7 @@ class Runtime:
         # The built-ins read the settings snapshot of the last reload: no store query on
         # the request path. Reloads follow every settings change (it bumps the generation).
         self._settings: dict[str, Any] = workspace.settings()
-        self._inline_names = inline_names(self._settings)  # who may run inline (pace.py)
+        self._local_db = local_db(self._settings)  # a remote db never runs inline (pace.py)
         self.context = BuiltinContext(self.store, workspace.home, lambda: self._settings)
         self._environment = ActionEnvironment(self.context)
         self._reserved = ReservedPaths(self.context)
@@ -140,7 +140,7 @@ class Runtime:
         self.live = state
         self._ready = [s for s in self._ready if s.generation > state.generation]
         self._settings = dict(state.settings)
-        self._inline_names = inline_names(self._settings)
+        self._local_db = local_db(self._settings)
         if hasattr(self, "relay"):
             self.relay.cap = state.max_concurrent_actions
             if self.relay.gil_freeze_exit:  # the GIL watchdog follows the default limit
@@ -347,7 +347,7 @@ class Runtime:
                     else:  # inline while it is fast, else on a lane (see pace.py)
                         relay = self.relay
                         run = action.run
-                        pace = relay.paces.get(run) or relay.pace_of(run, self._inline_names)
+                        pace = relay.paces.get(run) or relay.pace_of(run, self._local_db)
                         if pace.inline:
                             await _next_turn(0)  # the calls read with this one go first
                             relay.run_inline(run, (req, res), limit, pace)

@@ -42,7 +42,7 @@ __all__ = [
     "PROMOTE_AFTER",
     "SAMPLE_EVERY",
     "Pace",
-    "inline_names",
+    "local_db",
     "pace_for",
     "reads_names",
 ]
@@ -56,22 +56,22 @@ SAMPLE_EVERY = 32  # one inline call in this many is timed (two clock reads)
 MAX_BACKOFF = 6  # demotions that double the run needed to come back: 32 << 6 = 2048
 
 
-def pace_for(fn: Any, names: frozenset[str]) -> Pace:
+def pace_for(fn: Any, db_is_local: bool) -> Pace:
     """The pace of a new action: never inline if it waits on the network (it names
-    ``http``, or ``db`` while ``db`` is not one of ``names``, the local SQLite file:
-    ``inline_names``); inline once proven otherwise."""
+    ``http``, or ``db`` while ``db`` is not the local SQLite file: ``local_db``); inline
+    once proven otherwise."""
     if reads_names(fn, NOT_INLINE):
         return Pace(eligible=False)
-    if not names and reads_names(fn, _DB):  # a database over the network (database_url)
+    if not db_is_local and reads_names(fn, _DB):  # a database over the network
         return Pace(eligible=False)
     return Pace()
 
 
-def inline_names(settings: Mapping[str, Any]) -> frozenset[str]:
-    """The names that make an action eligible to run inline: ``db`` while it is the local
-    SQLite file (no ``database_url``, or a ``sqlite:///`` one), else none."""
+def local_db(settings: Mapping[str, Any]) -> bool:
+    """Whether ``db`` is the local SQLite file (no ``database_url``, or a ``sqlite:///``
+    one) rather than a database over the network."""
     url = settings.get("database_url") or ""
-    return frozenset(("db",)) if not url or url.startswith("sqlite:///") else frozenset()
+    return not url or url.startswith("sqlite:///")
 
 
 def reads_names(fn: Any, names: frozenset[str]) -> bool:

@@ -129,14 +129,14 @@ class Relay:
 
     # -- loop side ---------------------------------------------------------------------
 
-    def pace_of(self, fn: Callable[..., Any], inline_names: frozenset[str]) -> Pace:
+    def pace_of(self, fn: Callable[..., Any], db_is_local: bool) -> Pace:
         """The pace of the action whose function is ``fn`` (made on its first call; which
         kind: ``pace.pace_for``)."""
         pace = self.paces.get(fn)
         if pace is None:
             if len(self.paces) >= 65536:  # functions of long-replaced deployments
                 self.paces.clear()
-            pace = self.paces[fn] = pace_for(fn, inline_names)
+            pace = self.paces[fn] = pace_for(fn, db_is_local)
         return pace
 
     async def run(
