@@ -3,6 +3,7 @@ instead of polling them: a real ``notebook-kit serve``, deploys from this proces
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import struct
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 
 from notebook_kit.runtime.file_watch import FileWatch
 from notebook_kit.runtime.server import ServerProcess
+from notebook_kit.runtime.store_link import WATCHED_IDLE_SECONDS, StoreLink
 from notebook_kit.workspace.workspace import Workspace
 
 APP = "watched"
@@ -35,6 +37,22 @@ def test_the_events_that_count_as_a_change_of_the_store() -> None:
     assert not FileWatch.touched(_event(b"workspace.sqlite3x"), name)
     assert FileWatch.touched(struct.pack("iIII", -1, 0x4000, 0, 0), name)  # overflow
     assert not FileWatch.touched(b"", name)
+
+
+def test_the_loop_waits_long_only_while_the_watch_works(tmp_path: Path) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        link = StoreLink(Workspace(tmp_path / "h").store, loop)
+        assert link.files is not None and link.files.watching
+        later = loop.time() + 5  # past the polls that follow the start
+        assert link.tick(False, 0.25, later, alone=True) == WATCHED_IDLE_SECONDS
+        assert link.tick(True, 0.25, later, alone=True) == 0.25  # log entries to write
+        assert link.tick(False, 0.25, later, alone=False) == 0.25  # a node's workers poll
+        link.files.close()  # as when its descriptor breaks: poll again
+        assert link.tick(False, 0.25, later, alone=True) == 0.25
+        link.close()
+    finally:
+        loop.close()
 
 
 @pytest.fixture

@@ -91,6 +91,11 @@ class FileWatch:
             else:
                 self._missed = True
 
+    @property
+    def watching(self) -> bool:
+        """False once closed (or its descriptor broke): the loop must poll again."""
+        return self._fd >= 0
+
     def arm(self, armed: bool) -> None:
         """Wake on changes (True) or only note them, to wake when armed again (False)."""
         self._armed = armed

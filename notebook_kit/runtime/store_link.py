@@ -97,7 +97,8 @@ class StoreLink:
             files.arm(not busy)  # its own flushes must not wake it
         if busy:
             return min(FLUSH_SECONDS, interval)
-        if files is None or not alone or self.lost or now < self._polling_until:
+        watched = files is not None and files.watching
+        if not watched or not alone or self.lost or now < self._polling_until:
             return min(IDLE_WAKE_SECONDS, interval)
         return WATCHED_IDLE_SECONDS
 
