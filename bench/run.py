@@ -3,6 +3,7 @@
     python bench/run.py [--rounds 5] [--duration 5] [--connections 32] [--workers 1]
                         [--threads 1] [--endpoints calculator,employee,list]
                         [--baseline TREE] [--json FILE] [--self-test]
+                        [--caller stage|consumer|limited]
 
 See bench/README.md for what is measured and how to read the table.
 """
@@ -320,9 +321,11 @@ def prepare_sample(home: Path, env: dict[str, str]) -> tuple[Path, str]:
     database and the dev key."""
     home.mkdir(parents=True, exist_ok=True)
     run_cli(env, "sample")
-    database = home / "environment.sqlite3"
-    if not database.exists():
-        raise BenchError(f"`notebook-kit sample` did not create {database}")
+    # <home>/environment/ since actions are sandboxed; <home>/ in a baseline tree before
+    layouts = [home / "environment" / "environment.sqlite3", home / "environment.sqlite3"]
+    database = next((path for path in layouts if path.exists()), None)
+    if database is None:
+        raise BenchError(f"`notebook-kit sample` did not create {layouts[0]}")
     add_staff_table(database)
     action = home / "list_action.py"
     action.write_text(LIST_ACTION)
@@ -357,6 +360,15 @@ def add_staff_table(database: Path) -> None:
         db.executemany("INSERT INTO staff VALUES (?, ?, ?)", rows)
 
 
+def consumer_key(env: dict[str, str], limited: bool) -> str:
+    """A consumer's key for ours (the bare app is given the same key): without limits, or
+    with a rate and a quota far above what the run sends (every call spends a unit)."""
+    command = ["consumer", "create", "bench", "--json"]
+    if limited:
+        command += ["--rate", "1000000/s", "--quota", "1000000000000/day"]
+    return str(json.loads(run_cli(env, *command))["key"])
+
+
 @contextlib.contextmanager
 def running_servers(args: argparse.Namespace, workdir: Path) -> Iterator[list[Server]]:
     """ours, bare (and before, the ``--baseline`` tree, with a home it made itself: an
@@ -365,6 +377,8 @@ def running_servers(args: argparse.Namespace, workdir: Path) -> Iterator[list[Se
     env = {**os.environ, "NOTEBOOK_KIT_HOME": str(home)}
     home.mkdir()
     database, key = prepare_self_test(home) if args.self_test else prepare_sample(home, env)
+    if args.caller != "stage" and not args.self_test:
+        key = consumer_key(env, limited=args.caller == "limited")
     bare = [sys.executable, str(BENCH_DIR / "bare_app.py"), "--db", str(database)]
     bare += ["--key", key, "--workers", str(args.workers), "--port"]
     serve = [*notebook_kit_command(), "serve", "--host", "127.0.0.1", "--workers"]
@@ -503,6 +517,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also measure this checkout (e.g. a git worktree of an older commit) as 'before'",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    parser.add_argument(
+        "--caller",
+        choices=("stage", "consumer", "limited"),
+        default="stage",
+        help="ours is called with the dev stage key (default), a consumer's key, or the key "
+        "of a consumer with a rate and a quota (limits on, never reached)",
+    )
     parser.add_argument(
         "--self-test",
         action="store_true",

@@ -37,7 +37,7 @@ PROBE = r"""
 import http.client, json, shutil, sqlite3, subprocess, sys, tempfile, time
 from pathlib import Path
 from notebook_kit.domain.models import Definition
-from notebook_kit.runtime.server import ServerProcess
+from notebook_kit.runtime.process.handles import ServerProcess
 from notebook_kit.workspace.workspace import Workspace
 
 size, redeploys = int(sys.argv[1]), int(sys.argv[2])

@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE / "tests"))
 
 from pg import PostgresServer  # noqa: E402  (the tests' throwaway server)
 
-from notebook_kit.runtime.server import ServerProcess  # noqa: E402
+from notebook_kit.runtime.process.handles import ServerProcess  # noqa: E402
 from notebook_kit.workspace.workspace import Workspace  # noqa: E402
 
 ROW = (0.0, 0.001, "dev", ("GET", "/dev/app/x"), 200, None, None)

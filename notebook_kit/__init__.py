@@ -23,17 +23,19 @@ from .errors import (
     NotebookKitError,
     NotFoundError,
     QuotaExceededError,
+    SandboxError,
+    SecretKeyError,
     ServerError,
     StoreError,
     ValidationError,
 )
-from .workspace.workspace import Workspace
+from .notebook.workspace import Workspace
 
 __version__ = "0.1.0"
 
 # name -> (module, attribute), imported on first use
 _LAZY = {
-    "BackgroundServer": ("notebook_kit.runtime.server", "BackgroundServer"),
+    "BackgroundServer": ("notebook_kit.runtime.process.handles", "BackgroundServer"),
     "request_charts": ("notebook_kit.notebook.ui.charts", "request_charts"),
     "serve": ("notebook_kit.notebook.serving", "serve"),
     "serve_process": ("notebook_kit.notebook.serving", "serve_process"),
@@ -85,6 +87,8 @@ __all__ = [
     "NotFoundError",
     "NotebookKitError",
     "QuotaExceededError",
+    "SandboxError",
+    "SecretKeyError",
     "ServerError",
     "Stage",
     "StoreError",

@@ -15,6 +15,8 @@ status codes live here.
     │   └── ExampleFailedError a deploy refused because an example of the app fails
     ├── StoreError             the workspace store failed (wraps sqlite3 and psycopg errors)
     ├── ServerError            a server could not start or stop (a busy port, a bad host ...)
+    ├── SandboxError           a sandboxed action process could not be started or confined
+    ├── SecretKeyError         the secrets key is missing, malformed or not the one in use
     └── BuiltinError           a built-in function (fn.*) used from an action failed
 """
 
@@ -29,6 +31,8 @@ __all__ = [
     "NotFoundError",
     "NotebookKitError",
     "QuotaExceededError",
+    "SandboxError",
+    "SecretKeyError",
     "ServerError",
     "StoreError",
     "ValidationError",
@@ -89,5 +93,16 @@ class ServerError(NotebookKitError, OSError):
     ``OSError`` too, as a busy port has always been."""
 
 
+class SandboxError(NotebookKitError):
+    """A sandboxed process (where action code runs) could not be started, confined or
+    reached: the kernel refused the rules, the workspace lies where the sandbox must
+    read, the process died before it answered."""
+
+
 class BuiltinError(NotebookKitError):
     """A built-in function (``fn.*``) called by an action failed; the message says why."""
+
+
+class SecretKeyError(NotebookKitError):
+    """The key that encrypts secrets is missing, malformed, or not the key the stored
+    secrets were encrypted with (the message says where it was looked for)."""

@@ -35,9 +35,7 @@ fi
 source scripts/venv.sh
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-python -m ruff check notebook_kit tests bench
-python -m ruff format --check notebook_kit tests bench
-python -m mypy notebook_kit --ignore-missing-imports
+bash scripts/check.sh
 # The documentation site (mkdocs.yml): any warning (a broken link or anchor, a reference that
 # does not resolve) fails. Built into site/ (ignored by git); never with -q, which hides the
 # warnings --strict counts. NO_MKDOCS_2_WARNING silences a banner about MkDocs' future.

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from pg import fresh_database, postgres_server, postgres_url  # noqa: F401  (fixtures)
+from support.pg import fresh_database, postgres_server, postgres_url  # noqa: F401  (fixtures)
+from support.processes import run_cli
 
-from notebook_kit.runtime.server import BackgroundServer, ServerProcess
-from notebook_kit.workspace.workspace import Workspace
+from notebook_kit import Workspace
+from notebook_kit.runtime.process.handles import BackgroundServer, ServerProcess
 
 
 @pytest.fixture
@@ -71,36 +69,6 @@ def http(served_home: Path) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="module")
 def stage_keys(served_home: Path) -> dict[str, str]:
     return Workspace(served_home).keys()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def run_cli(
-    *args: str,
-    home: Path,
-    check: bool = False,
-    input: str | None = None,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run the real ``notebook-kit`` command in a separate process (``env`` adds to
-    the environment; ``cwd`` is its working directory)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "notebook_kit", *args],
-        env={**os.environ, "NOTEBOOK_KIT_HOME": str(home), **(env or {})},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        input=input,
-        timeout=60,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"notebook-kit {' '.join(args)} failed: {result.stderr}")
-    return result
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 import notebook_kit
-from notebook_kit import errors
-from notebook_kit.workspace.workspace import Workspace
+from notebook_kit import Workspace, errors
 
 
 def test_exported_members_match_all() -> None:

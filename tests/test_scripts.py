@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port
+from support.processes import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO / "scripts"
@@ -75,8 +75,19 @@ def test_scripts_install_into_the_environment_not_the_system() -> None:
     assert "jupyter lab notebooks/01-quickstart.ipynb" in run_sh
     assert "bash scripts/test.sh" in (REPO / ".ci" / "run").read_text()
     assert ".venv/" in (REPO / ".gitignore").read_text().splitlines()
-    for script in ("test.sh", "run.sh", "venv.sh"):
+    for script in ("test.sh", "run.sh", "venv.sh", "check.sh"):
         subprocess.run(["bash", "-n", str(SCRIPTS / script)], check=True)
+
+
+def test_the_test_command_runs_the_quick_check_first() -> None:
+    """Lint, format, types and layout (``scripts/check.sh``, the seconds-long check) run
+    before the docs and the test suite, in the same environment."""
+    test_sh = (SCRIPTS / "test.sh").read_text()
+    check_sh = (SCRIPTS / "check.sh").read_text()
+    assert test_sh.index("bash scripts/check.sh") < test_sh.index("python -m pytest")
+    for command in ("ruff check", "ruff format --check", "mypy notebook_kit", "test_layout.py"):
+        assert command in check_sh, command
+    assert "source scripts/venv.sh" in check_sh
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """The execution environment's database, reached from actions as ``db``.
 
-By default a SQLite file in the workspace (``environment.sqlite3``), driven by the
-stdlib's sqlite3 directly (the fast path). With the ``database_url`` setting, any
+By default a SQLite file in the workspace (``environment/environment.sqlite3``), driven
+by the stdlib's sqlite3 directly (the fast path). With the ``database_url`` setting, any
 SQLAlchemy URL (``postgresql+psycopg://user:pw@host/db``, ``mysql+pymysql://...``)
 through a pooled SQLAlchemy engine (``SqlDatabase``); a ``sqlite:///path`` URL stays on
 the stdlib path. Both offer the same ``query``/``execute``/``executemany``/``transaction``.
@@ -11,18 +11,16 @@ every URL: ``?`` with a list (``db.query("... WHERE id = ?", [id])``) and ``:nam
 dict (``db.query("... WHERE id = :id", {"id": id})``). Each ``execute`` is its own
 transaction unless wrapped in ``db.transaction()``. Failures raise ``BuiltinError``.
 
-On the stdlib path an authorizer refuses ``ATTACH`` of any file (``:memory:`` and temporary
-databases are fine), ``load_extension()`` and the ``writable_schema``/``trusted_schema``
-pragmas: an action cannot reach the workspace store through ``db``.
+What SQL may reach is the kernel's business: the process that runs an action can open
+the environment database's folder and the files root, not the workspace store
+(``sandbox.plan``), so an ``ATTACH`` of the store fails like any other open of it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import sqlite3
-import weakref
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from itertools import repeat
@@ -37,27 +35,6 @@ __all__ = ["Database", "open_database"]
 
 Params = Sequence[Any] | dict[str, Any]
 _first = itemgetter(0)
-
-# What an action's SQL may not do on the environment database (see docs/trust-model.md):
-# ATTACH any file (it could read the workspace store and its API keys; an in-memory or
-# temporary database is fine), load an extension, or switch off the schema's defences.
-_ATTACHABLE = frozenset(("", ":memory:"))
-_REFUSED_PRAGMAS = frozenset(("writable_schema", "trusted_schema"))
-_REFUSED_FUNCTIONS = frozenset(("load_extension",))
-
-
-def _authorize(
-    action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
-) -> int:
-    """The environment database's authorizer: runs when a statement is prepared (the
-    statement cache prepares a repeated statement once), never when it runs."""
-    if action == sqlite3.SQLITE_ATTACH:
-        return sqlite3.SQLITE_OK if arg1 in _ATTACHABLE else sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_PRAGMA and arg1 is not None:
-        return sqlite3.SQLITE_DENY if arg1.lower() in _REFUSED_PRAGMAS else sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_FUNCTION and arg2 is not None:
-        return sqlite3.SQLITE_DENY if arg2.lower() in _REFUSED_FUNCTIONS else sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_OK
 
 
 def _size_in_wal(conn: sqlite3.Connection) -> None:
@@ -92,33 +69,25 @@ def _size_in_wal(conn: sqlite3.Connection) -> None:
 
 
 class Database:
-    """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count.
+    """``db`` in actions: ``query`` returns rows as dicts, ``execute`` the row count."""
 
-    It holds no attribute that leads to its connections (``_PRIVATE`` keeps them, keyed
-    by a number of the instance's own): an action cannot reach a connection to remove
-    its authorizer. (Not ``id(self)``: ``id()`` raises an audit event on every call.)
-    """
-
-    __slots__ = ("__weakref__", "_key", "path")
+    __slots__ = ("_threads", "path")
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._key = key = next(_KEYS)
-        _PRIVATE[key] = ThreadConnections(
+        self._threads = ThreadConnections(
             self.path,
             timeout=5.0,
             pragmas=("journal_mode=WAL",),
             after_open=_size_in_wal,
-            authorizer=_authorize,
             error=BuiltinError,
             begin_failed="db",
             commit_failed="db: could not commit",
         )
-        weakref.finalize(self, _PRIVATE.pop, key, None)
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """Run a SELECT (or anything that returns rows) and return the rows as dicts."""
-        threads = _PRIVATE[self._key]
+        threads = self._threads
         try:
             conn = threads.local.conn or threads.connection()
             cursor = conn.execute(sql, params)
@@ -135,7 +104,7 @@ class Database:
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
-        threads = _PRIVATE[self._key]
+        threads = self._threads
         try:
             conn = threads.local.conn or threads.connection()
             return conn.execute(sql, params).rowcount
@@ -145,7 +114,7 @@ class Database:
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement once per parameter set; returns the total row count."""
         try:
-            return _PRIVATE[self._key].connection().executemany(sql, rows).rowcount
+            return self._threads.connection().executemany(sql, rows).rowcount
         except sqlite3.Error as exc:
             raise BuiltinError(f"db: {exc}") from exc
 
@@ -156,19 +125,14 @@ class Database:
 
     def close(self) -> None:
         """Close this thread's connection."""
-        _PRIVATE[self._key].close()
+        self._threads.close()
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"
 
 
-# Each Database's connections, by its key: never an attribute of the Database.
-_PRIVATE: dict[int, ThreadConnections] = {}
-_KEYS = itertools.count()
-
-
 class _DbTransaction:
-    """``db.transaction()``: it too holds only the Database, never its connections."""
+    """``db.transaction()``."""
 
     __slots__ = ("_began", "_db")
 
@@ -177,11 +141,11 @@ class _DbTransaction:
         self._began = False
 
     def __enter__(self) -> Database:
-        self._began = _PRIVATE[self._db._key].begin()
+        self._began = self._db._threads.begin()
         return self._db
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        _PRIVATE[self._db._key].end(self._began, failed=kind is not None)
+        self._db._threads.end(self._began, failed=kind is not None)
 
 
 def open_database(url: str | None, default_path: str | Path) -> Any:

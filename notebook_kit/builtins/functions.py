@@ -7,26 +7,23 @@ gets the runtime's 500 answer.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
-import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..domain.models import Stage
 from ..errors import BuiltinError, NotebookKitError
 from . import presign
 from .artifacts import ArtifactFunctions
-from .mail import SmtpConfig, send_mail
-from .oauth2 import OAuth2Client
 from .storage import LocalFileStorage, default_content_type, is_text_type, resolve_root
-from .users import UserDirectory
 
 if TYPE_CHECKING:
     from .context import BuiltinContext
+    from .services import Services
 
-__all__ = ["ActionsFunctions", "Functions", "VendorFunctions"]
+__all__ = ["ActionsFunctions", "Functions", "OAuth2Functions", "VendorFunctions"]
 
 
 @contextmanager
@@ -53,23 +50,8 @@ def _options(name: str, given: Any, allowed: set[str]) -> dict[str, Any]:
     return dict(given)
 
 
-class _Private:
-    """What ``fn`` keeps out of an action's reach: the context (store, home, settings)
-    and the open file storage. Held in ``_PRIVATE`` by the ``Functions`` instance, never
-    as an attribute of ``fn`` or of anything ``fn`` hands out (docs/trust-model.md)."""
-
-    __slots__ = ("context", "files")
-
-    def __init__(self, context: BuiltinContext | None) -> None:
-        self.context = context
-        self.files: LocalFileStorage | None = None
-
-
-_PRIVATE: weakref.WeakKeyDictionary[Functions, _Private] = weakref.WeakKeyDictionary()
-
-
 def _need_context(fn: Functions, name: str) -> BuiltinContext:
-    context = _PRIVATE[fn].context
+    context = fn._context
     if context is None:
         raise BuiltinError(f"{name} needs a workspace (fn was built without one)")
     return context
@@ -80,18 +62,16 @@ def _setting(fn: Functions, name: str) -> Any:
 
 
 def _file_storage(fn: Functions) -> LocalFileStorage:
-    private = _PRIVATE[fn]
     context = _need_context(fn, "the file storage")
     with _as_builtin_error("file storage"):
         root = resolve_root(context.home, context.setting("files_root"))
-        if private.files is None or private.files.root != root:
-            private.files = LocalFileStorage(root, guarded=context.store.path)
-    return private.files
+        if fn._files is None or fn._files.root != root:
+            fn._files = LocalFileStorage(root)
+    return fn._files
 
 
-def _users(fn: Functions, name: str) -> UserDirectory:
-    context = _need_context(fn, name)
-    return UserDirectory(context.store, context.notify)
+def _service(fn: Functions, name: str) -> Services:
+    return _need_context(fn, name).services
 
 
 class ActionsFunctions:
@@ -113,44 +93,44 @@ class ActionsFunctions:
         their time limit (a 504), and ``lastError`` says what happened last. Servers write
         the counts every reload interval, so they lag by that much.
         """
-        store = _need_context(self._functions, "actions.status").store
+        services = _service(self._functions, "actions.status")
         with _as_builtin_error("actions.status"):
-            stats = store.action_stats()
-            found: dict[str, list[dict[str, Any]]] = {str(s): [] for s in Stage}
-            for stage, app, deployment_id, snapshot in store.live_snapshots():
-                for d in snapshot["definitions"]:
-                    counts = stats.get((str(stage), app, d["id"]), {})
-                    found[str(stage)].append(
-                        {
-                            "app": app,
-                            "id": d["id"],
-                            "label": d["label"],
-                            "method": d["method"],
-                            "resource": d["resource"],
-                            "deploymentId": deployment_id,
-                            "requests": counts.get("requests", 0),
-                            "errors": counts.get("errors", 0),
-                            "timeouts": counts.get("timeouts", 0),
-                            "lastStatus": counts.get("lastStatus"),
-                            "lastRequestAt": counts.get("lastRequestAt"),
-                            "lastError": counts.get("lastError"),
-                            "lastErrorAt": counts.get("lastErrorAt"),
-                        }
-                    )
-        return found
+            return services.actions_status()
+
+
+class OAuth2Functions:
+    """``fn.notebook_kit.oauth2``: the client-credentials token of the configured OAuth2
+    client (the trusted side holds the client secret and caches the token)."""
+
+    def __init__(self, functions: Functions) -> None:
+        self._functions = functions
+
+    def token(self) -> str:
+        """The access token, fetched only when the cached one is missing or about to
+        expire. Raises BuiltinError if the endpoint refuses or oauth2 is not set up."""
+        return str(_service(self._functions, "oauth2").oauth2("token"))
+
+    async def atoken(self) -> str:
+        """``token()`` for actions that use ``await``: a fetch does not block the loop."""
+        return await asyncio.to_thread(self.token)
+
+    def revoke(self) -> bool:
+        """Revoke the cached token and forget it; whether there was one to revoke."""
+        return bool(_service(self._functions, "oauth2").oauth2("revoke"))
+
+    async def arevoke(self) -> bool:
+        """``revoke()`` for actions that use ``await``."""
+        return await asyncio.to_thread(self.revoke)
+
+    def __repr__(self) -> str:
+        return "<fn.notebook_kit.oauth2: token(), revoke()>"
 
 
 class VendorFunctions:
     """``fn.notebook_kit``: the built-ins the spec files under ``<vendor>``."""
 
     def __init__(self, functions: Functions) -> None:
-        context = _PRIVATE[functions].context
-        settings = context.settings if context is not None else dict
-
-        def oauth2_settings() -> dict[str, Any]:  # the oauth2_* settings, no others
-            return {k: v for k, v in settings().items() if k.startswith("oauth2_")}
-
-        self.oauth2 = OAuth2Client(oauth2_settings)
+        self.oauth2 = OAuth2Functions(functions)
         self.artifacts = ArtifactFunctions(
             lambda: _file_storage(functions),
             lambda: _setting(functions, "max_file_bytes"),
@@ -167,14 +147,16 @@ class Functions:
     """The ``fn`` namespace. One instance per worker, shared by every action.
 
     ``context`` gives the built-ins that need one (users, mail, files, settings) the
-    store, the workspace directory and the settings; without it they raise BuiltinError.
+    workspace directory, the settings and the trusted side's services; without it they
+    raise BuiltinError.
     """
 
     #: What every built-in raises; an action catches it as ``except fn.BuiltinError``.
     BuiltinError = BuiltinError
 
     def __init__(self, context: BuiltinContext | None = None) -> None:
-        _PRIVATE[self] = _Private(context)
+        self._context = context
+        self._files: LocalFileStorage | None = None
         self.notebook_kit = VendorFunctions(self)
 
     # -- files ---------------------------------------------------------------------------
@@ -273,15 +255,12 @@ class Functions:
                 f"getPresignedUrl: expiresIn is a positive whole number of seconds, "
                 f"not {expires_in!r}"
             )
-        context = _need_context(self, "getPresignedUrl")
+        services = _service(self, "getPresignedUrl")
         with _as_builtin_error("getPresignedUrl"):
             storage = _file_storage(self)
             is_get = method.upper() == "GET"
             clean = storage.stat(path).path if is_get else storage.check(path)
-            secret = presign.workspace_secret(context.store, context.setting("presign_secret"))
-            base = presign.base_url(context.setting("public_base_url"))
-            expires_in = min(expires_in, context.setting("presign_max_expires"))
-            return presign.presigned_url(base, secret, method, clean, expires_in)
+            return services.presign(method.upper(), clean, expires_in, presign.current_origin())
 
     def csvToObject(self, csv_text: str) -> list[dict[str, Any]]:
         """Parse CSV text into a list of dicts; the header row gives the keys.
@@ -309,63 +288,63 @@ class Functions:
     def getUsers(self, groupName: str | None = None, option: dict | None = None) -> dict:
         """Users (of ``groupName`` if given), ordered by email, paged by
         ``option={"offset", "limit"}``: ``{"users": [...], "total", "offset", "limit"}``."""
-        return _users(self, "getUsers").get_users(groupName, option)
+        return _service(self, "getUsers").users("getUsers", [groupName, option])
 
     def createUser(self, param: dict) -> dict:
         """Create a user from ``{"email", "name"?, "password"?, "groups"?, "attributes"?}``;
         returns the user (never its password). An email already used (any case) is refused."""
-        return _users(self, "createUser").create_user(param)
+        return _service(self, "createUser").users("createUser", [param])
 
     def updateUser(self, param: dict) -> dict:
         """Change the user ``param["email"]``: ``name``, ``password``, ``attributes``,
         ``newEmail`` as given; returns the user."""
-        return _users(self, "updateUser").update_user(param)
+        return _service(self, "updateUser").users("updateUser", [param])
 
     def deleteUser(self, email: str) -> dict:
         """Delete a user, its group memberships and reset tokens in one transaction."""
-        return _users(self, "deleteUser").delete_user(email)
+        return _service(self, "deleteUser").users("deleteUser", [email])
 
     def resetPassword(self, param: dict) -> dict:
         """``{"email"}`` issues a one-time reset token valid ``expiresIn`` seconds (default
         3600) and mails it when SMTP is configured (``subject``/``text`` may override the
         mail; ``{token}`` marks where it goes); without SMTP the answer carries ``token``.
         ``{"email", "token", "password"}`` uses the token to set a new password."""
-        return _users(self, "resetPassword").reset_password(param)
+        return _service(self, "resetPassword").users("resetPassword", [param])
 
     def verifyPassword(self, email: str, password: str) -> bool:
         """Whether ``password`` is the user's password (False for an unknown user)."""
-        return _users(self, "verifyPassword").verify_password(email, password)
+        return _service(self, "verifyPassword").users("verifyPassword", [email, password])
 
     def getGroups(self, option: dict | None = None) -> dict:
         """Groups by name with ``userCount``, paged: ``{"groups": [...], "total", ...}``."""
-        return _users(self, "getGroups").get_groups(option)
+        return _service(self, "getGroups").users("getGroups", [option])
 
     def createGroup(self, param: dict) -> dict:
         """Create a group from ``{"name", "description"?}``; names are 1-64 of
         letters, digits, '_', '.', '-'."""
-        return _users(self, "createGroup").create_group(param)
+        return _service(self, "createGroup").users("createGroup", [param])
 
     def deleteGroup(self, name: str) -> dict:
         """Delete a group (its users stay)."""
-        return _users(self, "deleteGroup").delete_group(name)
+        return _service(self, "deleteGroup").users("deleteGroup", [name])
 
     def addUsers(self, param: dict) -> dict:
         """Add ``{"groupName", "emails": [...]}`` to the group; all or nothing. Returns
         ``{"groupName", "added": [emails not already members]}``."""
-        return _users(self, "addUsers").add_users(param)
+        return _service(self, "addUsers").users("addUsers", [param])
 
     def removeUsers(self, param: dict) -> dict:
         """Remove ``{"groupName", "emails": [...]}`` from the group; returns
         ``{"groupName", "removed": [emails that were members]}``."""
-        return _users(self, "removeUsers").remove_users(param)
+        return _service(self, "removeUsers").users("removeUsers", [param])
 
     def listUsersByEmail(self, email: str, option: dict | None = None) -> dict:
         """Users whose email starts with ``email`` (case-insensitive prefix), paged."""
-        return _users(self, "listUsersByEmail").by_email(email, option)
+        return _service(self, "listUsersByEmail").users("listUsersByEmail", [email, option])
 
     def listUsersByName(self, name: str, option: dict | None = None) -> dict:
         """Users whose name contains ``name`` (case-insensitive substring), paged."""
-        return _users(self, "listUsersByName").by_name(name, option)
+        return _service(self, "listUsersByName").users("listUsersByName", [name, option])
 
     # -- mail (mail.py) ----------------------------------------------------------------
 
@@ -374,13 +353,27 @@ class Functions:
         "html"?, "attachments"?: [{"path"} | {"filename", "content", "contentType"}]}``
         through the configured SMTP server. Returns ``{"messageId", "from",
         "recipients", "refused"}``."""
-        config = SmtpConfig.from_settings(_need_context(self, "sendMail").settings())
-        return send_mail(param, config, self._read_file)
+        services = _service(self, "sendMail")
+        if isinstance(param, Mapping) and isinstance(param.get("attachments"), list):
+            attachments = [self._inline(item) for item in param["attachments"]]
+            param = {**param, "attachments": attachments}
+        return services.send_mail(param)
 
-    def _read_file(self, path: str) -> tuple[bytes, str]:
+    def _inline(self, item: Any) -> Any:
+        """An attachment named by ``path``, read here (the trusted side reads no file for
+        an action) and handed over as content."""
+        if not isinstance(item, Mapping) or "path" not in item:
+            return item
+        path = item["path"]
+        if not isinstance(path, str):
+            raise BuiltinError("sendMail: attachment path must be text")
         with _as_builtin_error("sendMail attachment"):
             stored = _file_storage(self).read(path)
-        return stored.data, stored.info.content_type
+        return {
+            "filename": item.get("filename") or path.rsplit("/", 1)[-1],
+            "content": stored.data,
+            "contentType": item.get("contentType") or stored.info.content_type,
+        }
 
     def __repr__(self) -> str:
         names = sorted(n for n in dir(self) if not n.startswith("_"))

@@ -2,11 +2,13 @@
 
 ``token()`` asks the configured token endpoint (``oauth2_token_url``) for an access token
 with the client-credentials grant (RFC 6749 section 4.4), authenticating the client with
-HTTP Basic (``client_secret_basic``, section 2.3.1). The token is cached in the worker
-process, keyed by token URL and client ID, and shared by every action and request of that
-worker until ``_MARGIN`` seconds before it expires (a token without ``expires_in`` is kept
-``_DEFAULT_LIFETIME`` seconds). ``revoke()`` sends the cached token to the revocation
-endpoint (``oauth2_revoke_url``, RFC 7009) and drops it from the cache.
+HTTP Basic (``client_secret_basic``, section 2.3.1). It runs on the trusted side (the client
+secret never reaches action code): the token is cached in the process that holds the
+workspace (a server's supervisor, a notebook's kernel), keyed by token URL and client ID,
+and shared by every action and request it serves until ``_MARGIN`` seconds before it expires
+(a token without ``expires_in`` is kept ``_DEFAULT_LIFETIME`` seconds). ``revoke()`` sends
+the cached token to the revocation endpoint (``oauth2_revoke_url``, RFC 7009) and drops it
+from the cache.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ __all__ = [
     "PREFIX",
     "base_url",
     "check_signature",
+    "current_origin",
     "presigned_url",
     "set_current_request",
     "sign",
@@ -79,18 +80,26 @@ def _serving_request() -> _Origin | None:
     return request
 
 
+def current_origin() -> str | None:
+    """``scheme://host`` of the request being answered here, if any."""
+    request = _serving_request()
+    if request is None or not request.host:
+        return None
+    return f"{request.scheme}://{request.host}"
+
+
 def base_url(public_base_url: str | None) -> str:
     """The base of presigned links, by the rule in the module docstring."""
     if public_base_url:
         return public_base_url.rstrip("/")
-    request = _serving_request()
-    if request is None or not request.host:
+    origin = current_origin()
+    if origin is None:
         raise ValidationError(
             "no base URL for the link: set the public_base_url setting, or call this from "
             "an action the runtime is serving",
             field="public_base_url",
         )
-    return f"{request.scheme}://{request.host}"
+    return origin
 
 
 def workspace_secret(store: Store, configured: str | None) -> bytes:

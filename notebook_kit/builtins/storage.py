@@ -21,7 +21,6 @@ import hashlib
 import json
 import mimetypes
 import os
-import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,7 +29,6 @@ from typing import Protocol
 
 from ..domain.clock import iso_time
 from ..errors import ConflictError, NotFoundError, ValidationError
-from .pinned_files import O_PATH, is_file_of, read_pinned
 
 __all__ = [
     "FileInfo",
@@ -210,14 +208,12 @@ def _private_dirs(folder: Path) -> None:
 
 
 class LocalFileStorage:
-    """Files in a local folder (created owner-only on first use). ``guarded`` is a file
-    (the workspace store) never served under any name, nor its ``-wal``/``-shm``."""
+    """Files in a local folder (created owner-only on first use)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, guarded: Path | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         _private_dirs(self.root)
         self._real_root = Path(os.path.realpath(self.root))
-        self._guarded = str(guarded) if guarded is not None else None
 
     def __repr__(self) -> str:
         return f"LocalFileStorage({str(self.root)!r})"
@@ -252,7 +248,6 @@ class LocalFileStorage:
             raise NotFoundError(f"no file {clean!r}") from None
         if not target.is_file():
             raise ConflictError(f"{clean!r} is a folder, not a file")
-        self._refuse_shared(status, clean)
         meta = self._meta(clean)
         content_type = meta.pop("contentType", None) or default_content_type(clean, b"")
         return FileInfo(clean, content_type, status.st_size, iso_time(status.st_mtime), meta)
@@ -264,63 +259,22 @@ class LocalFileStorage:
         return self._info(*self._locate(path))
 
     def read(self, path: str) -> StoredFile:
-        """The file's content and info. The file opened is checked, not only its path:
-        a symlink flipped outside the root after ``_locate`` looked cannot be read. On
-        Linux the file is first pinned with an ``O_PATH`` descriptor, checked, and read
-        through it: a file refused was never opened for reading (closing such a
-        descriptor drops no lock this process holds on it)."""
+        """The file's content and info."""
         clean, target = self._locate(path)
         try:
-            pinned = os.open(target, (O_PATH or os.O_RDONLY) | getattr(os, "O_CLOEXEC", 0))
+            with open(target, "rb") as handle:
+                status = os.fstat(handle.fileno())
+                data = handle.read()
         except FileNotFoundError:
             raise NotFoundError(f"no file {clean!r}") from None
+        except IsADirectoryError:
+            raise ConflictError(f"{clean!r} is a folder, not a file") from None
         except OSError as exc:
             raise NotFoundError(f"cannot read {clean!r}: {exc.strerror or exc}") from None
-        try:
-            status = os.fstat(pinned)
-            self._check_opened(pinned, status, clean, target)
-            if not stat.S_ISREG(status.st_mode):
-                raise ConflictError(f"{clean!r} is a folder, not a file")
-            self._refuse_shared(status, clean)
-            data = read_pinned(pinned)
-        except OSError as exc:
-            raise NotFoundError(f"cannot read {clean!r}: {exc.strerror or exc}") from None
-        finally:
-            os.close(pinned)
         meta = self._meta(clean)
         content_type = meta.pop("contentType", None) or default_content_type(clean, b"")
         info = FileInfo(clean, content_type, len(data), iso_time(status.st_mtime), meta)
         return StoredFile(info, data)
-
-    def _refuse_shared(self, status: os.stat_result, clean: str) -> None:
-        """Refuse a file with other names (hard links: the workspace store linked into the
-        root would otherwise be served) and the guarded file itself."""
-        if status.st_nlink > 1:
-            raise ValidationError(
-                f"file {clean!r} has other names (hard links); the file storage serves "
-                "only files with one name",
-                field="path",
-            )
-        if self._guarded is not None and is_file_of(status, self._guarded):
-            raise ValidationError(f"file {clean!r} is the workspace store", field="path")
-
-    def _check_opened(self, fd: int, status: os.stat_result, clean: str, target: Path) -> None:
-        """Refuse an opened file that lies outside the root. Linux names the file behind a
-        descriptor (``/proc/self/fd``); elsewhere the file must be the one the resolved
-        path names now."""
-        try:
-            real = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            real = os.path.realpath(target)
-            now = os.stat(real)
-            if (now.st_dev, now.st_ino) != (status.st_dev, status.st_ino):
-                real = ""  # it changed under us: refuse
-        inside = Path(real) if real else None
-        if inside is None or (inside != self._real_root and self._real_root not in inside.parents):
-            raise ValidationError(
-                f"file path {clean!r} leads outside the storage root (through a symlink)",
-                field="path",
-            )
 
     def write(
         self,

@@ -139,7 +139,8 @@ def remove(ctx: click.Context, app: str, api_id: str, name: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
 def check(ctx: click.Context, app: str, stage: str | None, as_json: bool) -> None:
-    """Run APP's examples in this process; exit 1 when one fails."""
+    """Run APP's examples, each in a fresh sandboxed process within its time limit;
+    exit 1 when one fails."""
     report = workspace_of(ctx).check(app, stage)
     if as_json:
         echo_json(report.to_dict())

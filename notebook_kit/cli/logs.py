@@ -32,14 +32,18 @@ def logs(
     limit: int,
     as_json: bool,
 ) -> None:
-    """The newest logged requests: ID, time, stage, app, method, path, status, duration and
-    the deployment that answered."""
+    """The newest logged requests: ID, time, stage, app, method, path, status, duration, the
+    deployment that answered and the caller's consumer."""
     rows = filter_requests(workspace_of(ctx).request_log(), stage, app, status)[-limit:]
     if as_json:
         echo_json(rows)
         return
-    shown = [{**row, "ms": f"{row['duration_ms']:.1f}"} for row in rows]
+    shown = [
+        {**row, "ms": f"{row['duration_ms']:.1f}", "consumer": row.get("consumer") or ""}
+        for row in rows
+    ]
     columns = ["id", "at", "stage", "app", "method", "path", "status", "ms", "deployment"]
+    columns.append("consumer")
     echo_table(shown, columns)
 
 
@@ -54,8 +58,9 @@ def logs(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
 def replay(ctx: click.Context, entry_id: int, against: str, as_json: bool) -> None:
-    """Run recorded call ENTRY_ID (see 'logs') again, in this process, on the deployment
-    that answered it and on another version, and show the two answers' differences."""
+    """Run recorded call ENTRY_ID (see 'logs') again, in sandboxed processes, on the
+    deployment that answered it and on another version, and show the two answers'
+    differences."""
     result = workspace_of(ctx).replay(entry_id, against)
     if as_json:
         echo_json(result.to_dict())

@@ -5,7 +5,7 @@ where offered). A refusal prints one line on stderr and exits 1; a usage mistake
 This module holds the group, the entry point and the workspace-wide commands (sample,
 keys, serve, export, import, commit); the definition commands are in ``definitions``,
 the stage commands in ``publishing``, ``example`` and ``check`` in ``examples``,
-``settings`` in ``settings``.
+``settings`` in ``settings``, ``consumer`` and ``usage`` in ``consumers``.
 """
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ from __future__ import annotations
 import logging
 import sys
 from functools import partial
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
 from ..errors import NotebookKitError
 from . import canary as cli_canary
+from . import consumers as cli_consumers
 from . import definitions as cli_definitions
 from . import examples as cli_examples
 from . import logs as cli_logs
 from . import publishing as cli_publishing
+from . import secrets as cli_secrets
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
 from .stores import store as store_group
@@ -114,7 +116,7 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
     default=1,
     show_default=True,
     type=click.IntRange(1, 64),
-    help="Worker processes, each reading the same store.",
+    help="HTTP worker processes (sandboxed; the supervisor holds the store).",
 )
 @click.option(
     "--detach",
@@ -125,12 +127,12 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) -> None:
     """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
-    from ..runtime.server import serve as run_server
+    from ..runtime.process.handles import serve as run_server
 
     ws = workspace_of(ctx)
     shared = f" (store {ws.store.location})" if ws.store.url else ""
     if detach:
-        from ..runtime.detached import start_detached
+        from ..runtime.process.detached import start_detached
 
         server = start_detached(ws.home, host, port, workers, ws.store.url or "")
         click.echo(
@@ -143,10 +145,8 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) 
         f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    # The line is printed once the port is listening, so it never precedes a failure.
-    # The URL (password and all) reaches the workers inside the factory, not on a command line.
-    factory = partial(_app_for_home, str(ws.home), ws.store.url or "")
-    run_server(factory, host, port, workers, on_ready=partial(_say, banner))
+    # The line is printed once the workers serve, so it never precedes a failure.
+    run_server(ws, host, port, workers, on_ready=partial(_say, banner))
 
 
 @cli.command()
@@ -155,7 +155,7 @@ def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) 
 def stop(ctx: click.Context, port: int | None) -> None:
     """Stop the servers 'serve --detach' started for this workspace (they finish the calls
     in flight first)."""
-    from ..runtime.detached import stop_detached
+    from ..runtime.process.detached import stop_detached
 
     for server in stop_detached(workspace_of(ctx).home, port):
         click.echo(f"stopped the server at {server.url} (pid {server.pid})")
@@ -164,15 +164,6 @@ def stop(ctx: click.Context, port: int | None) -> None:
 def _say(line: str) -> None:
     click.echo(line)
     sys.stdout.flush()
-
-
-def _app_for_home(home: str, store: str = "") -> Any:
-    """The Sanic app of the workspace at ``home`` on the store ``store`` ("" for the
-    SQLite file in ``home``): built in each worker process."""
-    from ..runtime.application import create_app
-    from ..workspace.workspace import Workspace
-
-    return create_app(Workspace(home, store=store))
 
 
 @cli.command(name="export")
@@ -239,6 +230,9 @@ for _command in (
     cli_canary.canary,
     cli_logs.logs,
     cli_logs.replay,
+    cli_consumers.consumer,
+    cli_consumers.usage,
+    cli_secrets.secret,
     settings_group,
     store_group,
 ):

@@ -1,11 +1,12 @@
 """Compiling actions.
 
 An action's source is the body of a function ``(req, res)``; ``const``, ``fn``, ``db`` and
-the user functions are globals of the definition's own namespace. Compiling turns the
-source into that function once (at deploy, or when a test run starts), so a request only
-makes ``req`` and ``res`` and calls it. An action that uses ``await`` at its top level
-becomes a coroutine function and is awaited. Running one in this process on a test
-request is ``test_runs``; the runtime calls it itself.
+the user functions are globals of the definition's own namespace. ``prepare_action``
+compiles the source to code objects and runs nothing; ``ActionCode.load`` runs the user
+functions' top level and turns the action into that function once, so a call only makes
+``req`` and ``res`` and calls it. An action that uses ``await`` at its top level becomes a
+coroutine function and is awaited. Only sandboxed processes load an action (and the HTTP
+workers, themselves sandboxed, the few they run inline): see ``notebook_kit.sandbox``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import linecache
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import SimpleNamespace
+from types import CodeType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ActionSyntaxError, ValidationError
@@ -25,7 +26,7 @@ from .models import Definition
 if TYPE_CHECKING:  # the request and response types: the CLI compiles without loading them
     from .messages import ActionRequest, ActionResponse
 
-__all__ = ["CompiledAction", "check_sources", "compile_action"]
+__all__ = ["ActionCode", "CompiledAction", "check_sources", "compile_action", "prepare_action"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -75,7 +76,8 @@ def _parse(source: str, filename: str, field_name: str, flags: int) -> ast.Modul
     # Register the source so tracebacks from the action show its lines.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
-        return compile(source, filename, "exec", flags=flags)
+        module: ast.Module = compile(source, filename, "exec", flags=flags)
+        return module
     except SyntaxError as exc:
         line = exc.lineno
         where = f" line {line}" if line else ""
@@ -115,31 +117,70 @@ class CompiledAction:
         object.__setattr__(self, "ident", (self.definition.app, self.definition.id))
 
 
-def compile_action(definition: Definition, env: Mapping[str, Any]) -> CompiledAction:
-    """Build the definition's namespace (``env`` names such as ``fn`` and ``db``, its
-    ``const``, its user functions) and compile its action into a function.
+@dataclass(frozen=True, slots=True)
+class ActionCode:
+    """A definition compiled to code objects, none of it run yet (a worker keeps its
+    actions so until one first runs inline: see ``runtime/serve/dispatch.py``).
+    ``names`` is every global and attribute name the action or its user functions read:
+    what decides, without running anything, whether it may ever run inline."""
 
-    Runs the user functions' top-level code, so a definition that fails to load is refused
-    here (at deploy) rather than on a request.
-    """
+    definition: Definition
+    functions: CodeType
+    action: CodeType
+    is_async: bool
+    names: frozenset[str]
+
+    def load(self, env: Mapping[str, Any]) -> CompiledAction:
+        """Build the definition's namespace (``env`` names such as ``fn`` and ``db``, its
+        ``const``, its user functions: their top-level code runs here) and make the
+        action's function. ``ValidationError`` when the user functions fail to load."""
+        definition = self.definition
+        namespace: dict[str, Any] = {
+            "__name__": f"notebook_kit.action.{definition.app}.{definition.id}",
+            "__builtins__": builtins,
+            **env,
+            "const": SimpleNamespace(**{c.name: c.value for c in definition.constants}),
+        }
+        try:
+            exec(self.functions, namespace)
+        except Exception as exc:
+            raise ValidationError(
+                f"user functions of {definition.app}/{definition.id} fail to load: "
+                f"{type(exc).__name__}: {exc}",
+                field="functions",
+            ) from None
+        exec(self.action, namespace)
+        return CompiledAction(definition, namespace.pop("__action__"), self.is_async)
+
+
+def _names_read(code: CodeType) -> frozenset[str]:
+    names: set[str] = set()
+    todo = [code]
+    while todo:
+        item = todo.pop()
+        names.update(item.co_names)
+        todo.extend(c for c in item.co_consts if isinstance(c, CodeType))
+    return frozenset(names)
+
+
+def prepare_action(definition: Definition) -> ActionCode:
+    """Compile the definition's action and user functions without running either
+    (``ActionSyntaxError`` naming the line when one does not compile)."""
     name = f"{definition.app}/{definition.id}"
-    namespace: dict[str, Any] = {
-        "__name__": f"notebook_kit.action.{definition.app}.{definition.id}",
-        "__builtins__": builtins,
-        **env,
-        "const": SimpleNamespace(**{c.name: c.value for c in definition.constants}),
-    }
     functions_tree = _parse(
         definition.functions, f"<functions {name}>", "functions", ast.PyCF_ONLY_AST
     )
-    try:
-        exec(compile(functions_tree, f"<functions {name}>", "exec"), namespace)
-    except Exception as exc:
-        raise ValidationError(
-            f"user functions of {name} fail to load: {type(exc).__name__}: {exc}",
-            field="functions",
-        ) from None
+    functions = compile(functions_tree, f"<functions {name}>", "exec")
     tree = _parse(definition.action, f"<action {name}>", "action", _FLAGS)
     module, is_async = _wrap_as_function(tree, f"<action {name}>")
-    exec(compile(module, f"<action {name}>", "exec"), namespace)
-    return CompiledAction(definition, namespace.pop("__action__"), is_async)
+    action = compile(module, f"<action {name}>", "exec")
+    return ActionCode(
+        definition, functions, action, is_async, _names_read(functions) | _names_read(action)
+    )
+
+
+def compile_action(definition: Definition, env: Mapping[str, Any]) -> CompiledAction:
+    """``prepare_action(definition).load(env)``: the action made runnable, its user
+    functions' top-level code run (so a definition that fails to load is refused here,
+    at deploy, rather than on a request)."""
+    return prepare_action(definition).load(env)

@@ -1,10 +1,10 @@
-"""Checks: an application's examples run in this process, and what came of each.
+"""Checks: an application's examples run, and what came of each.
 
 ``run_examples`` runs every example on the definitions given (the saved ones, a stage's
-deployed snapshot, or the snapshot a deploy is about to publish) with the test runner
-the studio's Test tab uses (``test_runs.run_test``), and compares each answer with the
-example's expectations (``compare``: one sentence a difference). Each definition is
-compiled once a check.
+deployed snapshot, or the snapshot a deploy is about to publish) with the test runs the
+studio's Test tab makes (``run``: in a sandboxed process, within the definition's time
+limit), and compares each answer with the example's expectations (``compare``: one
+sentence a difference).
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotebookKitError
-from .actions import CompiledAction
-from .examples import Example, Expectation, parse_path
+from .examples import Example, ExampleRequest, Expectation, parse_path
 from .models import Definition
+
+if TYPE_CHECKING:
+    from .test_runs import Invocation
 
 __all__ = ["CheckReport", "ExampleResult", "compare", "run_examples"]
 
@@ -53,15 +55,15 @@ def _shown(value: Any, limit: int = 60) -> str:
 
 
 def compare(
-    expect: Expectation, status: int, body: bytes, duration_ms: float, error: str | None = None
+    expect: Expectation, status: int, body: bytes, duration_ms: float, reason: str | None = None
 ) -> list[str]:
     """How an answer differs from ``expect``: one sentence a difference (none: it holds).
-    ``error``: the traceback of an action that raised (its last line is quoted)."""
+    ``reason``: why the action gave no answer of its own (``Invocation.reason``)."""
     differences = []
     if status != expect.status:
         said = f"status {status}, expected {expect.status}"
-        if error:
-            said += f" (the action raised {error.strip().splitlines()[-1]})"
+        if reason:
+            said += f" ({reason})"
         differences.append(said)
     if expect.json:
         try:
@@ -189,23 +191,14 @@ _TARGETS = {
 
 
 def run_examples(
-    compile_definition: Callable[[Definition], CompiledAction],
+    run: Callable[[Definition, ExampleRequest], Invocation],
     app: str,
     target: str,
     definitions: Sequence[Definition],
     examples: Sequence[Example],
 ) -> CheckReport:
-    """Run ``examples`` on ``definitions`` (the same application) in this process."""
-    from .test_runs import run_test  # not at import: the CLI's start needs no messages
-
+    """Run ``examples`` on ``definitions`` (the same application), each with ``run``."""
     by_id = {d.id: d for d in definitions}
-    compiled: dict[str, CompiledAction] = {}
-
-    def compile_once(definition: Definition) -> CompiledAction:
-        if definition.id not in compiled:
-            compiled[definition.id] = compile_definition(definition)
-        return compiled[definition.id]
-
     results = []
     for example in examples:
         definition = by_id.get(example.api_id)
@@ -216,23 +209,15 @@ def run_examples(
                 ExampleResult(example.api_id, example.name, False, None, None, (missing,))
             )
             continue
-        request = example.request
         try:
-            answer = run_test(
-                compile_once,
-                definition,
-                path_parameters=request.path_parameters,
-                query=request.query,
-                headers=request.headers,
-                body=request.body,
-            )
+            answer = run(definition, example.request)
         except NotebookKitError as exc:  # a missing path parameter, an action that won't compile
             results.append(
                 ExampleResult(example.api_id, example.name, False, None, None, (f"not run: {exc}",))
             )
             continue
         differences = compare(
-            example.expect, answer.status, answer.body, answer.duration_ms, answer.error
+            example.expect, answer.status, answer.body, answer.duration_ms, answer.reason
         )
         results.append(
             ExampleResult(

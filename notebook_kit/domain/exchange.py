@@ -60,8 +60,9 @@ def to_document(
     return document
 
 
-def read_document(path: str | Path) -> dict[str, Any]:
-    """Load an export file, refusing anything that is not complete JSON."""
+def read_document(path: str | Path) -> Any:
+    """Load an export file, refusing anything that is not complete JSON (whose shape
+    ``from_document`` checks)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -69,13 +70,12 @@ def read_document(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise FormatError(f"{path} is not a notebook-kit export (not UTF-8 text)") from None
     try:
-        document = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(
             f"{path} is not a notebook-kit export: invalid JSON at line {exc.lineno} "
             f"column {exc.colno} ({exc.msg}); is the file truncated?"
         ) from None
-    return document
 
 
 def from_document(document: Any) -> tuple[Application, list[Definition]]:

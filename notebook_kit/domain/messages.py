@@ -55,6 +55,17 @@ class ActionRequest:
         self._body: str | None = None
 
     @property
+    def query_string(self) -> str:
+        """The query string as it came (``a=1&b=2``)."""
+        return self._raw_query
+
+    @property
+    def raw_body(self) -> bytes:
+        """The body's bytes as they came."""
+        raw = self._raw_body
+        return raw.encode() if isinstance(raw, str) else raw
+
+    @property
     def queryStringParameters(self) -> dict[str, str]:
         """The query string as a dict of str; a repeated name keeps its last value."""
         if self._query is None:

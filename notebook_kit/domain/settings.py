@@ -21,6 +21,7 @@ __all__ = [
     "default_home",
     "env_name",
     "find_setting",
+    "for_actions",
     "mask",
     "parse_value",
 ]
@@ -184,7 +185,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "max_concurrent_actions",
         64,
-        "Synchronous actions one worker runs at once; past it a call waits up to 1 s, then 503.",
+        "Calls one worker sends to action processes at once; past it a call waits up to "
+        "1 s, then 503.",
+        _positive_int,
+    ),
+    Setting(
+        "action_memory_limit",
+        1024,
+        "MiB one action call may allocate in its process; past it the call ends with a 500 "
+        "naming the limit.",
         _positive_int,
     ),
     # -- built-ins: mail, OAuth2, the environment database, outside HTTP calls --------
@@ -220,8 +229,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "database_url",
         None,
-        "The actions' db: unset is environment.sqlite3 in the "
-        "workspace; else a SQLAlchemy URL (postgresql://...).",
+        "The actions' db: unset is environment/environment.sqlite3 in "
+        "the workspace; else a SQLAlchemy URL (postgresql://...).",
         _optional_text,
         secret=True,
     ),
@@ -259,6 +268,18 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_int,
     ),
 )
+
+
+# Secret settings that actions need all the same: they reach the action processes.
+_FOR_ACTIONS = frozenset(("database_url",))
+
+
+def for_actions(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a process that runs action code is handed: every one but the secrets
+    (the SMTP password, the OAuth2 client secret, the presign key), which stay with the
+    trusted side; ``database_url`` is the actions' own database and goes along."""
+    secret = {s.name for s in SETTINGS if s.secret and s.name not in _FOR_ACTIONS}
+    return {name: value for name, value in values.items() if name not in secret}
 
 
 def find_setting(name: str) -> Setting:

@@ -15,12 +15,14 @@ from ..domain.models import Deployment
 from ..workspace.traffic import STATUS_CLASSES, status_class
 
 __all__ = [
+    "consumers_frame",
     "definitions_frame",
     "deployments_frame",
     "groups_frame",
     "request_log_frame",
     "request_minutes",
     "resources_frame",
+    "usage_frame",
     "users_frame",
 ]
 
@@ -73,6 +75,7 @@ _LOG_COLUMNS = [
     "status",
     "duration_ms",
     "deployment",
+    "consumer",
     "id",
 ]
 
@@ -80,8 +83,8 @@ _LOG_COLUMNS = [
 def request_log_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per logged request (``Workspace.request_log``): ``at`` a UTC datetime,
     ``status`` an int, ``duration_ms`` a float, ``app`` '' for a path outside the stages,
-    ``deployment`` the deployment that answered (``<NA>``: none) and ``id`` the entry's
-    number (both nullable integers)."""
+    ``deployment`` the deployment that answered (``<NA>``: none), ``consumer`` the caller's
+    consumer (None: no known key) and ``id`` the entry's number (both nullable integers)."""
     frame = pd.DataFrame(list(rows), columns=_LOG_COLUMNS)
     for column in ("deployment", "id"):
         frame[column] = frame[column].astype("Int64")
@@ -140,3 +143,43 @@ def groups_frame(groups: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(list(groups), columns=["name", "description", "userCount", "createdAt"])
     frame["createdAt"] = pd.to_datetime(frame["createdAt"], utc=True)
     return frame
+
+
+_USAGE_COLUMNS = [
+    "consumer",
+    "application",
+    "stage",
+    "calls",
+    "4xx",
+    "5xx",
+    "quota_used",
+    "quota_left",
+]
+
+
+def usage_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per consumer, application and stage; quota columns are empty (NA) for a
+    consumer without a quota."""
+    frame = pd.DataFrame(list(rows), columns=_USAGE_COLUMNS)
+    for column in ("consumer", "application", "stage"):  # str even when empty
+        frame[column] = frame[column].astype("str")
+    for column in ("calls", "4xx", "5xx"):
+        frame[column] = frame[column].astype("int64")
+    for column in ("quota_used", "quota_left"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def consumers_frame(consumers: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per consumer: its scope, limits and keys (by prefix; never a key)."""
+    return pd.DataFrame(
+        [
+            {
+                **{k: c[k] for k in ("name", "apps", "stages", "rate", "burst", "quota")},
+                "keys": [k["prefix"] for k in c["keys"]],
+                "builtin": c["builtin"],
+            }
+            for c in consumers
+        ],
+        columns=["name", "apps", "stages", "rate", "burst", "quota", "keys", "builtin"],
+    )

@@ -10,11 +10,11 @@
 
 The cell body becomes the action of ``APP``/``API_ID``: an existing definition is edited
 (the options given change it too), a missing one is created when ``--method`` and
-``--resource`` are given. ``--test`` then runs the saved definition in-process and prints
-its status and body. The workspace is ``--ws`` (a ``Workspace`` variable of the notebook),
-else ``--home`` (which must exist unless ``--create`` is given, as on the command line),
-else ``Workspace()`` (``NOTEBOOK_KIT_HOME``). Refusals print one line on stderr, never a
-traceback.
+``--resource`` are given. ``--test`` then runs the saved definition (a test run, sandboxed)
+and prints its status and body. The workspace is ``--ws`` (a ``Workspace`` variable of the
+notebook), else ``--home`` (which must exist unless ``--create`` is given, as on the command
+line), else ``Workspace()`` (``NOTEBOOK_KIT_HOME``). Refusals print one line on stderr,
+never a traceback.
 """
 
 from __future__ import annotations

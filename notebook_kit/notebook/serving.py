@@ -1,7 +1,8 @@
 """Serving from a notebook: a cell that runs again replaces the server it started.
 
-``serve`` runs the runtime in a background thread of the kernel (prototyping: starts in
-milliseconds, shares the kernel's objects); ``serve_process`` runs ``notebook-kit serve``
+``serve`` runs the server's supervisor in a background thread of the kernel (prototyping:
+starts in under a second; the kernel holds the store and the keys as a server's supervisor
+does, the workers and actions run sandboxed); ``serve_process`` runs ``notebook-kit serve``
 as a child process that dies with the kernel (how callers are served for real, several
 workers if wanted).
 """
@@ -10,7 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..runtime.server import BackgroundServer, ServerProcess, replace_server, running_servers
+from ..runtime.process.handles import (
+    BackgroundServer,
+    ServerProcess,
+    replace_server,
+    running_servers,
+)
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace

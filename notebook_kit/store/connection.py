@@ -43,8 +43,7 @@ class ThreadConnections:
     """A connection per thread to the SQLite file ``path``, and nestable transactions.
 
     ``pragmas`` run on each new connection (``"journal_mode=WAL"``, ...), then
-    ``after_open(connection)``, then ``authorizer`` (``Connection.set_authorizer``) is
-    installed on it. When a transaction cannot begin or commit, ``error`` is raised with
+    ``after_open(connection)``. When a transaction cannot begin or commit, ``error`` is raised with
     ``begin_failed`` or ``commit_failed`` and SQLite's message; errors of the statements
     themselves are the owner's to wrap. ``local.conn`` is this thread's connection or
     None: a hot path may read it directly (one attribute access) and call
@@ -59,8 +58,6 @@ class ThreadConnections:
         pragmas: Sequence[str] = (),
         row_factory: Any = None,
         check_same_thread: bool = True,
-        authorizer: Callable[[int, str | None, str | None, str | None, str | None], int]
-        | None = None,
         after_open: Callable[[sqlite3.Connection], None] | None = None,
         error: Callable[[str], Exception],
         begin_failed: str,
@@ -72,7 +69,6 @@ class ThreadConnections:
         self._pragmas = tuple(pragmas)
         self._row_factory = row_factory
         self._check_same_thread = check_same_thread
-        self._authorizer = authorizer
         self._after_open = after_open
         self._error = error
         self._begin_failed = begin_failed
@@ -99,8 +95,6 @@ class ThreadConnections:
                 conn.execute(f"PRAGMA {pragma}")
             if self._after_open is not None:
                 self._after_open(conn)
-            if self._authorizer is not None:  # once per connection: none per statement run
-                conn.set_authorizer(self._authorizer)
         except BaseException:
             conn.close()
             raise

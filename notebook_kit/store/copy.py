@@ -30,9 +30,10 @@ COPIED_TABLES: tuple[str, ...] = (
     "password_resets",
     "action_stats",
     "request_log_batches",
+    "secret_versions",
 )
 #: Tables whose ``id`` the target must continue after the copied ones.
-_NUMBERED = ("definition_versions", "deployments", "request_log_batches")
+_NUMBERED = ("definition_versions", "deployments", "request_log_batches", "secret_versions")
 
 
 def copy_rows(source: StoreDB, target: StoreDB) -> dict[str, int]:

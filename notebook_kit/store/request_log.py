@@ -1,8 +1,11 @@
 """The request log and the per-action counters: what the servers answered.
 
 Tables ``request_log_batches`` and ``action_stats`` of the workspace store. The log is
-written in batches, one row a flush (the entries pickled), so a busy server spends well
-under a microsecond a request on it; only the newest ``request_log_size`` entries are kept.
+written in batches, one row a flush, so a busy server spends about a microsecond a
+request on it; only the newest ``request_log_size`` entries are kept. A server's batch is
+stored as its worker made it (``log_batches``: columns, never a pickle, since workers run
+action code); rows added by the trusted side itself (``append_requests``) are pickled,
+and only those are ever unpickled.
 """
 
 from __future__ import annotations
@@ -13,22 +16,31 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from ..domain.answers import TIMEOUT_ERROR
 from ..domain.clock import iso_time
 from .dialect import StoreDB
+from .log_batches import decode_batch, is_batch
 
-__all__ = ["TIMEOUT_ERROR", "ActionStats", "RequestLog", "action_counters"]
-
-# How a runtime entry's error starts when the action ran past its time limit (a 504).
-TIMEOUT_ERROR = "ActionTimeout"
+__all__ = ["ActionStats", "RequestLog", "action_counters", "consumer_counters"]
 
 # What a batch adds to one action's counters: (stage, app, API ID, requests, errors,
 # last status, last request at, last error or None, last error at or None, timeouts).
 ActionStats = tuple[str, str, str, int, int, int, str, str | None, str | None, int]
 
 
+def _consumer_and_record(e: tuple[Any, ...]) -> tuple[Any, Any]:
+    """An entry's consumer and recorded request (entries from before consumers held the
+    recorded request ninth)."""
+    if len(e) > 9:
+        return e[8], e[9]
+    if len(e) > 8:
+        return (None, e[8]) if isinstance(e[8], dict) else (e[8], None)
+    return None, None
+
+
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """A stored batch as (at, stage, method, path, status, ms, deployment, request) rows
-    (``request``: the recorded request, or None)."""
+    """A stored batch as (at, stage, method, path, status, ms, deployment, consumer,
+    request) rows (``request``: the recorded request, or None)."""
     if rows and len(rows[0]) >= 7:  # runtime entries: see append_requests
         return [
             (
@@ -39,11 +51,11 @@ def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, .
                 e[4],
                 (e[1] - e[0]) * 1000,
                 e[7] if len(e) > 7 else None,  # the deployment that answered
-                e[8] if len(e) > 8 else None,  # the recorded request
+                *_consumer_and_record(e),
             )
             for e in rows
         ]
-    return [(offset + row[0] if offset else row[0], *row[1:6], None, None) for row in rows]
+    return [(offset + row[0] if offset else row[0], *row[1:6], None, None, None) for row in rows]
 
 
 # A runtime's log entry: started and ended (perf_counter times), stage, (method, path),
@@ -88,6 +100,39 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
     ]
 
 
+_by_consumer = itemgetter(8, 3, 2, 4)  # consumer, (method, path), stage, status
+
+
+def consumer_counters(
+    entries: list[tuple[Any, ...]], wall: float
+) -> list[tuple[str, str, str, str, int, int, int]]:
+    """Per (consumer, application, stage, UTC day): calls, 4xx, 5xx, from the entries of a
+    batch that name a consumer (the application is the path's). One C-level count over the
+    batch (its entries share their path and stage objects), then a step per distinct
+    (consumer, path, stage, status); a batch spans a quarter of a second, so its day is
+    read per entry only when it straddles midnight."""
+    if not entries:
+        return []
+    first = iso_time(wall + entries[0][0])[:10]
+    if iso_time(wall + entries[-1][0])[:10] == first:
+        counted = Counter(map(_by_consumer, entries))
+        keyed = [(first, key, n) for key, n in counted.items()]
+    else:
+        keyed = [(iso_time(wall + e[0])[:10], _by_consumer(e), 1) for e in entries]
+    rows: dict[tuple[str, str, str, str], list[int]] = {}
+    for day, (consumer, key, stage, status), n in keyed:
+        if consumer is None:
+            continue
+        parts = key[1].split("/", 3)
+        row = rows.setdefault((consumer, parts[2] if len(parts) > 2 else "", stage, day), [0, 0, 0])
+        row[0] += n
+        if 400 <= status < 500:
+            row[1] += n
+        elif status >= 500:
+            row[2] += n
+    return [(*k, *v) for k, v in rows.items()]  # type: ignore[misc]
+
+
 _COLUMNS = (
     "id",
     "at",
@@ -97,13 +142,25 @@ _COLUMNS = (
     "status",
     "duration_ms",
     "deployment",
+    "consumer",
     "request",
 )
 
 
+def _batch(blob: bytes) -> tuple[float, list[tuple[Any, ...]]]:
+    """A stored batch's clock offset and entries (a malformed worker batch: none)."""
+    if is_batch(blob):
+        try:
+            return decode_batch(blob)
+        except ValueError:
+            return 0.0, []
+    offset, rows = pickle.loads(blob)  # written by ``append_requests`` (trusted) only
+    return offset, rows
+
+
 def _numbered(blob: bytes, upto: int) -> list[tuple[Any, ...]]:
     """A stored batch's rows, each led by its entry number."""
-    offset, rows = pickle.loads(blob)  # written by this module only
+    offset, rows = _batch(blob)
     first = int(upto) - len(rows) + 1
     return [(first + i, *row) for i, row in enumerate(_as_columns(offset, rows))]
 
@@ -143,8 +200,9 @@ class RequestLog:
 
         A row may also be the runtime's own entry, stored as it is and turned into the
         columns above only when read: (started, ended, stage, (method, path), status, ran,
-        error, deployment, request), two clock readings; the eighth item (the ID of the
-        deployment that answered) and the ninth (the recorded request) are optional.
+        error, deployment, consumer, request), two clock readings; the eighth item (the ID
+        of the deployment that answered), the ninth (the consumer's name) and the tenth
+        (the recorded request) are optional (before consumers, the ninth was the request).
 
         ``stats`` adds to the per-action counters: (stage, app, api_id, requests, errors,
         last status, last request at, last error or None, last error at or None[,
@@ -155,20 +213,7 @@ class RequestLog:
         # fsync each time cost more CPU than the writes. A crash of the process loses
         # none of them; a power cut may lose the last ones (the store stays consistent).
         with db.transaction(self, durable=False):
-            db.executemany(
-                "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
-                "last_status, last_request_at, last_error, last_error_at, timeouts) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (stage, app_id, api_id) DO UPDATE SET "
-                "requests = action_stats.requests + excluded.requests, "
-                "errors = action_stats.errors + excluded.errors, "
-                "timeouts = action_stats.timeouts + excluded.timeouts, "
-                "last_status = excluded.last_status, "
-                "last_request_at = excluded.last_request_at, "
-                "last_error = COALESCE(excluded.last_error, action_stats.last_error), "
-                "last_error_at = COALESCE(excluded.last_error_at, action_stats.last_error_at)",
-                stats,
-            )
+            self._add_stats(stats)
             rows = rows[-keep:] if keep > 0 else []
             upto = db.execute(LAST_SQL).fetchone()[0] + len(rows)
             db.write(
@@ -178,6 +223,37 @@ class RequestLog:
             # Drop the batches that hold only entries older than the newest ``keep``: an
             # index range, so the cost does not grow with the log (see TRIM_SQL).
             db.write(TRIM_SQL, (upto - keep,))
+
+    def append_batch(
+        self, batch: bytes, count: int, keep: int, stats: Iterable[ActionStats]
+    ) -> None:
+        """Add a server's batch of ``count`` entries (``log_batches``, its offset set) as
+        it is, with its per-action counters; keep the newest ``keep`` entries."""
+        db = self._db
+        with db.transaction(self, durable=False):  # see append_requests
+            self._add_stats(stats)
+            upto = db.execute(LAST_SQL).fetchone()[0] + count
+            db.write(
+                "INSERT INTO request_log_batches (entries, rows, upto) VALUES (?, ?, ?)",
+                (count, batch, upto),
+            )
+            db.write(TRIM_SQL, (upto - keep,))
+
+    def _add_stats(self, stats: Iterable[ActionStats]) -> None:
+        self._db.executemany(
+            "INSERT INTO action_stats (stage, app_id, api_id, requests, errors, "
+            "last_status, last_request_at, last_error, last_error_at, timeouts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (stage, app_id, api_id) DO UPDATE SET "
+            "requests = action_stats.requests + excluded.requests, "
+            "errors = action_stats.errors + excluded.errors, "
+            "timeouts = action_stats.timeouts + excluded.timeouts, "
+            "last_status = excluded.last_status, "
+            "last_request_at = excluded.last_request_at, "
+            "last_error = COALESCE(excluded.last_error, action_stats.last_error), "
+            "last_error_at = COALESCE(excluded.last_error_at, action_stats.last_error_at)",
+            stats,
+        )
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first.
@@ -216,7 +292,7 @@ class RequestLog:
             "SELECT rows, upto FROM request_log_batches WHERE upto > ? ORDER BY id", (after,)
         )
         for blob, upto in batches:
-            _, rows = pickle.loads(blob)  # written by this module only
+            _, rows = _batch(blob)
             newer = rows[max(0, after - (int(upto) - len(rows))) :]
             if newer and len(newer[0]) >= 7:  # runtime entries
                 found += [(e[4], (e[1] - e[0]) * 1000, e[7] if len(e) > 7 else None) for e in newer]

@@ -135,6 +135,43 @@ MIGRATIONS: tuple[Migration, ...] = (
     """
     ALTER TABLE deployments ADD COLUMN description TEXT NOT NULL DEFAULT '';
     """,
+    # Issue 25: consumers (docs/consumers.md): named callers with their own keys (stored as
+    # SHA-256 digests, ``prefix`` the first characters shown to tell them apart), limits, the
+    # quota and rate units taken in each period or tick, and calls counted per UTC day.
+    """
+    CREATE TABLE consumers (
+        name TEXT PRIMARY KEY, apps TEXT NOT NULL, stages TEXT NOT NULL,
+        rate_count INTEGER, rate_seconds INTEGER, burst INTEGER,
+        quota_count INTEGER, quota_period TEXT,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+    CREATE TABLE consumer_keys (
+        digest TEXT PRIMARY KEY,
+        consumer TEXT NOT NULL REFERENCES consumers (name) ON DELETE CASCADE,
+        prefix TEXT NOT NULL, created_at TEXT NOT NULL, expires_at REAL,
+        last_used_at TEXT);
+    CREATE INDEX consumer_keys_by_consumer ON consumer_keys (consumer);
+    CREATE TABLE consumer_quota (
+        consumer TEXT NOT NULL REFERENCES consumers (name) ON DELETE CASCADE,
+        period TEXT NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (consumer, period));
+    CREATE TABLE consumer_ticks (
+        consumer TEXT NOT NULL REFERENCES consumers (name) ON DELETE CASCADE,
+        tick INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (consumer, tick));
+    CREATE TABLE consumer_usage (
+        consumer TEXT NOT NULL, app_id TEXT NOT NULL, stage TEXT NOT NULL, day TEXT NOT NULL,
+        calls INTEGER NOT NULL, client_errors INTEGER NOT NULL, server_errors INTEGER NOT NULL,
+        PRIMARY KEY (consumer, app_id, stage, day));
+    """,
+    # Issue 25: secrets (docs/secrets.md): each set of a secret is a new immutable version
+    # (``value``: the AES-GCM ciphertext, base64; NULL for a delete), encrypted with the
+    # key ``key_id`` names (never the key itself); ``deployments.secrets`` pins the versions
+    # a deployment serves.
+    """
+    CREATE TABLE secret_versions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, app_id TEXT NOT NULL, stage TEXT NOT NULL,
+        name TEXT NOT NULL, value TEXT, key_id TEXT NOT NULL, set_at TEXT NOT NULL);
+    CREATE INDEX secret_versions_by_name ON secret_versions (app_id, stage, name, id);
+    ALTER TABLE deployments ADD COLUMN secrets TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 

@@ -157,11 +157,18 @@ class Snapshots:
         return int(row[0])
 
     def version_ids(self, deployment_id: int) -> tuple[dict[str, Any], list[int]] | None:
-        """A deployment's document (without definitions) and its version numbers."""
+        """A deployment's document (without definitions) and its version numbers; the
+        document's ``secrets`` lists the secret versions it pins, when it pins any (their
+        ids: the values stay in ``secret_versions``)."""
         row = self._db.execute(
-            "SELECT snapshot, versions FROM deployments WHERE id = ?", (deployment_id,)
+            "SELECT snapshot, versions, secrets FROM deployments WHERE id = ?", (deployment_id,)
         ).fetchone()
-        return None if row is None else (json.loads(row[0]), decode_ids(row[1]))
+        if row is None:
+            return None
+        head = json.loads(row[0])
+        if row[2]:
+            head["secrets"] = decode_ids(row[2])
+        return head, decode_ids(row[1])
 
     def bodies(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """The definitions (as dicts) stored under version numbers ``ids``."""

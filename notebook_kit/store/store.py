@@ -27,11 +27,13 @@ from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
 from .canaries import Canaries, CanaryRow
 from .connection import StoreConnection
+from .consumers import ConsumerTables, UsageRow
 from .copy import copy_rows
 from .dialect import StoreDB, mask_url
 from .examples import ExampleTables
 from .request_log import ActionStats, RequestLog
 from .rows import definition_from_row, definition_values, deployment_from_row
+from .secrets import SecretTables
 from .snapshots import Snapshots, decode_ids, version_of
 from .users import UserTables
 
@@ -75,6 +77,8 @@ class Store:
         self._log = RequestLog(db)
         self.snapshots = Snapshots(db)
         self.canaries = Canaries(db)
+        self.secrets = SecretTables(db)
+        self.consumers = ConsumerTables(db)
         self.examples = ExampleTables(db, self._count_change)
         where = self.path if self.path is not None else mask_url(db.url or "")
         try:
@@ -121,9 +125,11 @@ class Store:
         """Copy everything into ``target``, which must be empty (``copy.copy_rows``)."""
         return copy_rows(self._db, target._db)
 
-    def transaction(self) -> AbstractContextManager[Store]:
-        """One atomic change: all of it happens, or none. Nested uses join the outer one."""
-        return self._db.transaction(self)
+    def transaction(self, *, durable: bool = True) -> AbstractContextManager[Store]:
+        """One atomic change: all of it happens, or none. Nested uses join the outer one.
+        ``durable=False``: the commit does not wait for the disk (for counters a crash of
+        the machine may lose the last of; the store stays consistent)."""
+        return self._db.transaction(self, durable=durable)
 
     def close(self) -> None:
         """Close this thread's connection (it reopens on next use)."""
@@ -382,6 +388,23 @@ class Store:
     ) -> None:
         """Add request-log rows and per-action counters (``RequestLog.append_requests``)."""
         self._log.append_requests(rows, keep, stats, at_offset)
+
+    def append_batch(
+        self,
+        batch: bytes,
+        count: int,
+        keep: int,
+        stats: Iterable[ActionStats] = (),
+        usage: Iterable[UsageRow] = (),
+        used: dict[str, str] | None = None,
+    ) -> None:
+        """Add a server's batch of log entries (``RequestLog.append_batch``), with what it
+        adds to the consumers' usage and when their keys (by digest) were last used."""
+        with self._db.transaction(self, durable=False):
+            self._log.append_batch(batch, count, keep, stats)
+            self.consumers.add_usage(usage)
+            if used:
+                self.consumers.touch(used)
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` logged requests (all that are kept if None), oldest first."""

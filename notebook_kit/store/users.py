@@ -56,7 +56,8 @@ class UserTables:
         self._db = db
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        return self._db.execute(sql, params).fetchall()
+        rows: list[Any] = self._db.execute(sql, params).fetchall()
+        return rows
 
     # -- users -------------------------------------------------------------------------
 
@@ -178,14 +179,14 @@ class UserTables:
             "ON CONFLICT (group_name, email_key) DO NOTHING",
             (group, email_key),
         )
-        return cursor.rowcount > 0
+        return bool(cursor.rowcount > 0)
 
     def remove_member(self, group: str, email_key: str) -> bool:
         """Take the user out of the group; False if they were not in it."""
         cursor = self._db.write(
             "DELETE FROM group_members WHERE group_name = ? AND email_key = ?", (group, email_key)
         )
-        return cursor.rowcount > 0
+        return bool(cursor.rowcount > 0)
 
     # -- password resets ---------------------------------------------------------------
 

@@ -38,10 +38,12 @@ def create_application(store: Store, app: str, label: str = "") -> Application:
 
 
 def delete_application(store: Store, app: str) -> None:
-    """Remove ``app``, its definitions and what it has live (its history stays)."""
+    """Remove ``app``, its definitions, its secrets (every version) and what it has live
+    (its deployment history stays)."""
     with store.transaction():
         find_application(store, app)
         store.delete_application(app)
+        store.secrets.forget(app)
         store.bump_generation()
 
 

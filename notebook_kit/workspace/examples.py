@@ -2,8 +2,9 @@
 
 An example is saved only for a definition that exists, with a value for each of its path
 parameters and no others; a name is unique per definition (an existing one is replaced
-only when asked). ``check_application`` runs all of an application's examples in this
-process, on the saved definitions or on what a stage serves (docs/examples.md).
+only when asked). ``check_application`` runs all of an application's examples, each a
+test run (a fresh sandboxed process, held to the definition's time limit), on the saved
+definitions or on what a stage serves (docs/examples.md).
 """
 
 from __future__ import annotations
@@ -69,4 +70,5 @@ def check_application(publisher: Publisher, app: str, stage: Stage | None) -> Ch
     else:
         target, definitions = str(stage), publisher.live_snapshot(app, stage)[1]
     examples = store.examples.list(app)
-    return publisher.check(app, target, definitions, examples) or CheckReport(app, target)
+    ran = publisher.check(app, target, definitions, examples, stage or Stage.DEV)
+    return ran or CheckReport(app, target)

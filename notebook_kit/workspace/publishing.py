@@ -10,14 +10,15 @@ never kept beside them.
 
 from __future__ import annotations
 
+import ast
 import socket
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..domain import exchange, routing
-from ..domain.actions import compile_action
+from ..domain.actions import check_sources
 from ..domain.checks import CheckReport, run_examples
-from ..domain.examples import Example
+from ..domain.examples import Example, ExampleRequest
 from ..domain.models import Application, Definition, Deployment, Stage, validate_description
 from ..errors import (
     ConflictError,
@@ -28,6 +29,10 @@ from ..errors import (
 )
 from ..store.snapshots import version_of
 from ..store.store import Store
+
+if TYPE_CHECKING:
+    from ..domain.test_runs import Invocation
+    from ..sandbox.runner import ActionRunner
 
 __all__ = ["Publisher", "former_self", "refusal", "same_content", "snapshot_definitions"]
 
@@ -72,19 +77,16 @@ class Publisher:
     """Deploy, undeploy and roll back applications on the stages of one store.
 
     ``setting`` answers a setting in force (``resource_quota``: None for no quota;
-    ``deployments_kept``); ``action_env`` the names actions compile with
-    (``Workspace.action_env``)."""
+    ``deployments_kept``); ``runner`` loads actions and runs examples in sandboxed
+    processes (``Workspace.runner``)."""
 
     def __init__(
-        self,
-        store: Store,
-        setting: Callable[[str], Any],
-        action_env: Callable[[], Mapping[str, Any]],
+        self, store: Store, setting: Callable[[str], Any], runner: Callable[[], ActionRunner]
     ) -> None:
         self.store = store
         self._quota: Callable[[], int | None] = lambda: setting("resource_quota")
         self._kept: Callable[[], int] = lambda: setting("deployments_kept")
-        self._action_env = action_env
+        self._runner = runner
 
     def deploy(
         self,
@@ -118,9 +120,9 @@ class Publisher:
         rows: dict[tuple[Any, ...], Definition] = {}
         for _ in range(3):
             read = self.store.list_definitions(app, rows)
-            versions = self._validate(app, read, {})
+            versions = self._validate(app, read, {}, stage)
             examples = self.store.examples.list(app)
-            report = self.check(app, f"deploy to {stage}", read, examples)
+            report = self.check(app, f"deploy to {stage}", read, examples, stage)
             if report is not None and not report.passed and not force:
                 raise ExampleFailedError(refusal(report, stage), report)
             with self.store.transaction():
@@ -133,7 +135,7 @@ class Publisher:
                     if changed or saved_examples != examples:
                         continue  # run them again on what is saved now
                 elif changed:
-                    versions = self._validate(app, definitions, versions)
+                    versions = self._validate(app, definitions, versions, stage)
                 if canary is not None and self.store.live_deployment_id(stage, app) is None:
                     raise NotFoundError(
                         f"{app} is not live on {stage}: a canary needs a live deployment to "
@@ -148,6 +150,7 @@ class Publisher:
                     [versions[id(d)] for d in definitions],
                     description,
                 )
+                self.store.secrets.pin(deployment_id, app, stage)  # what it was made with
                 if force or report is not None:
                     checks = None if report is None else report.to_dict()
                     self.store.examples.record_check(deployment_id, force, checks)
@@ -163,32 +166,61 @@ class Publisher:
         )
 
     def check(
-        self, app: str, target: str, definitions: list[Definition], examples: list[Example]
+        self,
+        app: str,
+        target: str,
+        definitions: list[Definition],
+        examples: list[Example],
+        stage: Stage = Stage.DEV,
     ) -> CheckReport | None:
-        """Run ``examples`` on ``definitions`` in this process (None: no examples)."""
+        """Run ``examples`` on ``definitions``, each in a sandboxed process with the
+        current secrets of ``stage`` (None: no examples)."""
         if not examples:
             return None
-        env = self._action_env()
-        return run_examples(lambda d: compile_action(d, env), app, target, definitions, examples)
+        runner = self._runner()
+
+        def run(definition: Definition, request: ExampleRequest) -> Invocation:
+            return runner.test(
+                definition,
+                path_parameters=request.path_parameters,
+                query=request.query,
+                headers=request.headers,
+                body=request.body,
+                secrets_stage=str(stage),
+            )
+
+        return run_examples(run, app, target, definitions, examples)
 
     def _validate(
-        self, app: str, definitions: list[Definition], done: dict[int, tuple[str, str]]
+        self,
+        app: str,
+        definitions: list[Definition],
+        done: dict[int, tuple[str, str]],
+        stage: Stage = Stage.DEV,
     ) -> dict[int, tuple[str, str]]:
-        """Refuse ``definitions`` unless their routes agree and each action compiles.
-        Returns each one's (hash, canonical text) by object identity; those in ``done``
-        (validated already) or whose hash the store has are not compiled again."""
+        """Refuse ``definitions`` unless their routes agree and each action loads (in a
+        sandboxed process: its user functions run there, within its time limit). Returns
+        each one's (hash, canonical text) by object identity; those in ``done``
+        (validated already) or whose hash the store has are not loaded again."""
         if not definitions:
             raise ValidationError(f"application {app!r} has no definitions to deploy")
         routing.check_routes(app, definitions)
         versions = {id(d): done.get(id(d)) or version_of(d.to_dict()) for d in definitions}
         fresh = [versions[id(d)][0] for d in definitions if id(d) not in done]
         known = self.store.snapshots.known(fresh) if fresh else set()
-        env: Mapping[str, Any] | None = None
-        for definition in definitions:
-            if id(definition) in done or versions[id(definition)][0] in known:
-                continue
-            env = env if env is not None else self._action_env()
-            compile_action(definition, env)
+        fresh_definitions = [
+            d for d in definitions if id(d) not in done and versions[id(d)][0] not in known
+        ]
+        for definition in fresh_definitions:
+            check_sources(definition.action, definition.functions)  # names the line, here
+        # User functions with no statement (none, or comments only) cannot fail to load:
+        # no action process for them (a deploy from the command line then starts none).
+        loading = [d for d in fresh_definitions if _has_statements(d)]
+        errors = self._runner().load(loading, secrets_stage=str(stage))
+        for definition in fresh_definitions:
+            error = errors.get(definition.id)
+            if error:
+                raise ValidationError(error, field="functions")
         return versions
 
     def undeploy(self, app: str, stage: Stage) -> None:
@@ -324,3 +356,8 @@ class Publisher:
             and len(live) == len(saved)
             and all(same_content(a, b) for a, b in zip(live, saved, strict=True))
         )
+
+
+def _has_statements(definition: Definition) -> bool:
+    """Whether the definition's user functions run anything when they load."""
+    return bool(ast.parse(definition.functions).body)

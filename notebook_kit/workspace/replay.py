@@ -1,10 +1,11 @@
-"""Replaying a recorded call: run it again, in this process, on the deployment that
-answered it and on another version, and compare the two answers.
+"""Replaying a recorded call: run it again on the deployment that answered it and on
+another version, and compare the two answers.
 
 A call is recorded when its stage records requests (``record_requests_dev`` /
 ``record_requests_prod``; ``domain.recording``). ``replay`` finds the definition the call
 reached in each version by routing its method and path as the server did, and runs it as
-the Test tab runs a definition (``test_runs.run_test``: no server, no key check). The
+the Test tab runs a definition (``ActionRunner.test``: a sandboxed process, no server,
+no key check). The
 versions: ``"saved"`` (what is saved now), ``"dev"`` / ``"prod"`` (what that stage
 serves now for the application) or a deployment ID of the same application.
 """
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ..domain.actions import CompiledAction
 from ..domain.models import Definition, Stage
 from ..domain.routing import RouteTable
 from ..errors import NotFoundError, ValidationError
@@ -181,14 +181,12 @@ def _wire(run: Invocation) -> list[str]:
 
 def replay(
     store: Store,
-    compile_definition: Callable[[Definition], CompiledAction],
+    run: Callable[..., Invocation],
     entry_id: int,
     against: str | int = "saved",
 ) -> Replay:
     """Run recorded call ``entry_id`` on the deployment that answered it and on
-    ``against``; both answers and their diff."""
-    from ..domain.test_runs import run_test  # not at import: the CLI needs no messages
-
+    ``against`` (each with ``run``: ``ActionRunner.test``); both answers and their diff."""
     entry = recorded_call(store, entry_id)
     request = entry["request"]
     parts = request["path"].split("/")
@@ -205,13 +203,15 @@ def replay(
         "query": request["query"],
         "headers": dict(request["headers"]),
         "body": request["body"],
+        # the secrets of the stage it was called on
+        "secrets_stage": entry["stage"] if entry["stage"] in ("dev", "prod") else "dev",
     }
     runs = []
     api_id = ""
     for version, definitions in ((before_version, before_defs), (after_version, after_defs)):
         definition, params = _route(app, definitions, method, path, version)
         api_id = api_id or definition.id
-        runs.append(run_test(compile_definition, definition, params, **call))
+        runs.append(run(definition, path_parameters=params, **call))
     diff = "\n".join(
         difflib.unified_diff(
             _wire(runs[0]), _wire(runs[1]), before_version, after_version, lineterm=""

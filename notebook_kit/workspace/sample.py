@@ -7,27 +7,28 @@ when what it serves is not already the saved sample.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any
 
 from ..domain import sample
 from ..domain.models import Application, Stage
 from .publishing import Publisher, same_content
 
-if TYPE_CHECKING:
-    from .workspace import Workspace
-
 __all__ = ["install_sample"]
 
 
-def install_sample(workspace: Workspace, publisher: Publisher) -> Application:
-    """Create (or restore) ``restapi_sample`` in ``workspace`` and deploy it to both stages."""
-    with workspace.database.transaction() as db:
+def install_sample(
+    database: Any, publisher: Publisher, deploy: Callable[[str, Stage], Any]
+) -> Application:
+    """Create (or restore) ``restapi_sample`` (its rows in ``database``, the environment
+    database) and deploy it to both stages with ``deploy``."""
+    with database.transaction() as db:
         db.execute(sample.EMPLOYEE_TABLE)
         db.executemany(
             "INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)", sample.EMPLOYEES
         )
     app = sample.SAMPLE_APP
-    store = workspace.store
+    store = publisher.store
     with store.transaction():
         if store.get_application(app.id) != app:
             store.put_application(app)
@@ -37,5 +38,5 @@ def install_sample(workspace: Workspace, publisher: Publisher) -> Application:
                 store.replace_definition(definition.id, definition)
     for stage in Stage:
         if not publisher.is_live_as_saved(app.id, stage):
-            workspace.deploy(app.id, stage)
+            deploy(app.id, stage)
     return app

@@ -52,8 +52,9 @@ def status_class(status: int) -> str:
 
 def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Log rows with their ``app`` (after ``stage``) added; ``deployment`` (the one that
-    answered, or None), ``id`` (the entry's number) and ``recorded`` (whether the request
-    was recorded, so it can be replayed) come last."""
+    answered, or None), ``consumer`` (the caller's, by name: None without a known key),
+    ``id`` (the entry's number) and ``recorded`` (whether the request was recorded, so it
+    can be replayed) come last."""
     return [
         {
             "at": row["at"],
@@ -64,6 +65,7 @@ def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "status": row["status"],
             "duration_ms": row["duration_ms"],
             "deployment": row.get("deployment"),
+            "consumer": row.get("consumer"),
             "id": row.get("id"),
             "recorded": row.get("request") is not None,
         }

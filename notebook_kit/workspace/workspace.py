@@ -1,8 +1,10 @@
 """``Workspace``: the one facade every face calls (Python API, CLI, widgets, runtime).
 
-Every rule lives here or below (the modules beside this one). The notebook conveniences
-(``serve``, ``definitions_frame`` ...) come from ``NotebookViews``: one-line delegations to
-the face that owns them (``notebook/``), imported on first use: one way, no import circle.
+Every rule lives here or below (the modules beside this one). Action code never runs in
+this process: test runs, examples and the deploy's load check go to sandboxed processes
+(``runner()``, ``sandbox.runner``). The notebook's conveniences (``serve``,
+``definitions_frame`` ...) are the notebook face's: ``notebook_kit.Workspace`` extends this
+class with them (``notebook/workspace.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..builtins.context import ActionEnvironment, BuiltinContext
+from ..builtins.environment import environment_path, move_environment
+from ..builtins.services import LocalServices
 from ..domain import routing
-from ..domain.actions import CompiledAction, compile_action
 from ..domain.checks import CheckReport
 from ..domain.examples import Example
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
@@ -26,25 +28,29 @@ from . import replay as replaying
 from .applications import Deletion
 from .canary import CanaryReleases
 from .configuration import make_home, rotate_key, save_setting
+from .consumers import Consumers
 from .diffing import StageDiff, stage_diff
 from .examples import check_application, list_examples, remove_example, save_example
-from .notebook_views import NotebookViews
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
+from .secrets import SecretKeeper
 from .traffic import request_log
 from .transfer import copy_definition, export_document, import_document, write_json
 
 if TYPE_CHECKING:
+    from ..builtins.environment import ActionEnvironment
     from ..builtins.users import UserDirectory
     from ..domain.canary import Canary
+    from ..domain.secrets import SecretInfo
     from ..domain.test_runs import Invocation
+    from ..sandbox.runner import ActionRunner
 
 __all__ = ["Workspace"]
 
 _UNSET: Any = object()
 
 
-class Workspace(NotebookViews):
+class Workspace:
     """A notebook_kit workspace: the one object the CLI, the studio and the runtime call.
 
     Args:
@@ -59,11 +65,16 @@ class Workspace(NotebookViews):
         self, home: str | os.PathLike[str] | None = None, store: str | None = None
     ) -> None:
         self.home = make_home(Path(home).expanduser() if home is not None else default_home())
+        move_environment(self.home)
         self.store = open_store(os.environ.get(STORE_ENV) if store is None else store, self.home)
-        self.context = BuiltinContext(self.store, self.home, self.settings)
-        self._environment = ActionEnvironment(self.context)
-        self._publisher = Publisher(self.store, self.setting, self.action_env)
+        self.services = LocalServices(self.store, self.settings)
+        self._runner: ActionRunner | None = None
+        self._database: tuple[Any, Any] | None = None  # (database_url, db)
+        self._environment: ActionEnvironment | None = None  # action_env(), made on first use
+        self._publisher = Publisher(self.store, self.setting, self.runner)
         self.canaries = CanaryReleases(self.store, self._publisher, self.setting)
+        self.secret_keeper = SecretKeeper(self.store, self.home, self.application)
+        self.consumers = Consumers(self.store)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -85,22 +96,49 @@ class Workspace(NotebookViews):
         ``reload_interval``; ValidationError for an unknown name or a value it refuses."""
         save_setting(self.store, self.home, name, value)
 
-    # -- the action environment --------------------------------------------------------
+    # -- where actions run -------------------------------------------------------------
+
+    def runner(self) -> ActionRunner:
+        """The runner of this workspace's test runs, examples and load checks: each in a
+        sandboxed action process (started on first use; ``close()`` stops it)."""
+        if self._runner is None:
+            from ..sandbox.runner import ActionRunner  # not at import: the CLI's start
+
+            secrets = self.secret_keeper.values
+            self._runner = ActionRunner(self.home, self.settings, self.services, secrets)
+        return self._runner
+
+    def close(self) -> None:
+        """Stop the processes this workspace started to run actions (they also end
+        with this process)."""
+        if self._runner is not None:
+            self._runner.close()
 
     @property
     def database(self) -> Any:
-        """The execution environment's database (``db`` in actions)."""
-        return self._environment.database
+        """The execution environment's database (``db`` in actions), opened here."""
+        from ..builtins.db import open_database
 
-    def action_env(self) -> dict[str, Any]:
-        """The names every action sees besides ``req``, ``res`` and ``const``."""
-        return self._environment.names()
+        url = self.setting("database_url")
+        if self._database is None or self._database[0] != url:
+            self._database = (url, open_database(url, environment_path(self.home)))
+        return self._database[1]
 
     def users(self) -> UserDirectory:
         """The user directory ``fn.getUsers`` and friends use (mailing as ``fn`` does)."""
-        from ..builtins.users import UserDirectory
+        return self.services.directory()
 
-        return UserDirectory(self.store, self.context.notify)
+    def action_env(self) -> dict[str, Any]:
+        """``fn``, ``db`` and ``http`` as an action sees them, for this process's own use
+        (a notebook trying a built-in): they answer from this workspace directly. Action
+        code itself never runs here (``runner()``)."""
+        if self._environment is None:
+            from ..builtins.context import BuiltinContext
+            from ..builtins.environment import ActionEnvironment
+
+            context = BuiltinContext(self.home, self.settings, self.services)
+            self._environment = ActionEnvironment(context)
+        return self._environment.names()
 
     # -- applications ------------------------------------------------------------------
 
@@ -222,25 +260,15 @@ class Workspace(NotebookViews):
         headers: Mapping[str, str] | None = None,
         body: str | bytes = "",
     ) -> Invocation:
-        """Run the *saved* definition in this process, as the studio's Test panel does."""
+        """Run the *saved* definition as the studio's Test panel does: in a sandboxed
+        process, within its time limit (a 504 answer past it), on a request of stage
+        ``test`` (no key check)."""
         request = dict(path_parameters=path_parameters, query=query, headers=headers, body=body)
         return self.invoke_draft(self.get(app, api_id), **request)
 
     def invoke_draft(self, definition: Definition, **request: Any) -> Invocation:
         """Run an unsaved ``definition`` as ``invoke`` runs a saved one (same keywords)."""
-        from ..domain.test_runs import run_test  # not at import: the CLI needs no messages
-
-        return run_test(self.compile, definition, **request)
-
-    def compile(self, definition: Definition) -> CompiledAction:
-        """Compile ``definition`` with this workspace's ``fn``, ``db`` and ``http``, as a
-        deploy does (its user functions run once).
-
-        Raises:
-            ActionSyntaxError: the action or the user functions do not compile.
-            ValidationError: the user functions raise when loaded.
-        """
-        return compile_action(definition, self.action_env())
+        return self.runner().test(definition, **request)
 
     def endpoint_urls(self, app: str, api_id: str, base_url: str) -> dict[str, str]:
         """The debug and release endpoint URLs of a definition."""
@@ -297,7 +325,7 @@ class Workspace(NotebookViews):
     def replay(self, entry_id: int, against: str | int = "saved") -> replaying.Replay:
         """Run recorded call ``entry_id`` on the deployment that answered it and ``against``
         ("saved", "dev", "prod", a deployment ID): both answers, diffed (docs/replay.md)."""
-        return replaying.replay(self.store, self.compile, entry_id, against)
+        return replaying.replay(self.store, self.runner().test, entry_id, against)
 
     def undeploy(self, app: str, stage: Stage | str) -> None:
         """Stop serving ``app`` on ``stage`` (its history stays; NotFoundError: not live)."""
@@ -360,6 +388,27 @@ class Workspace(NotebookViews):
         old key within ``reload_interval``, so hand the new key to callers first."""
         return rotate_key(self.store, Stage.parse(stage))
 
+    # -- secrets -------------------------------------------------------------------------
+
+    def set_secret(self, app: str, name: str, value: str, stage: Stage | str) -> SecretInfo:
+        """Store secret ``name`` of ``app`` on ``stage`` (encrypted; docs/secrets.md). What
+        is live keeps the values it was deployed with until the next deploy (a
+        ``SecretNotLiveWarning`` says so); test runs use it at once."""
+        return self.secret_keeper.set(app, name, value, stage)
+
+    def secrets(self, app: str) -> list[SecretInfo]:
+        """``app``'s secrets: name, stage, when set and version, never a value."""
+        return self.secret_keeper.list(app)
+
+    def delete_secret(self, app: str, name: str, stage: Stage | str) -> None:
+        """Delete secret ``name`` of ``app`` on ``stage`` (live until the next deploy)."""
+        self.secret_keeper.delete(app, name, stage)
+
+    def rotate_secrets_key(self) -> str:
+        """Encrypt every secret again under a new key, in one transaction: returns the key
+        file's path, or the new key when it comes from ``NOTEBOOK_KIT_SECRETS_KEY``."""
+        return self.secret_keeper.rotate_key()
+
     # -- export, import, commit, the sample --------------------------------------------
 
     def export(self, app: str) -> dict[str, Any]:
@@ -393,7 +442,7 @@ class Workspace(NotebookViews):
         stages; again, it changes nothing that is already as the sample has it."""
         from .sample import install_sample
 
-        return install_sample(self, self._publisher)
+        return install_sample(self.database, self._publisher, self.deploy)
 
     def request_log(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The newest ``limit`` (default: all kept) log rows, oldest first, with their ``app``."""

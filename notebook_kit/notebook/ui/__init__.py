@@ -62,8 +62,8 @@ Test panel (nk-test)
     nk-test-query           query string (Text, like a=1&b=2)
     nk-test-headers         headers (Textarea, one "Name: value" per line)
     nk-test-body            body (Textarea)
-    nk-test-run-saved       "Run saved" button (the saved definition, in-process)
-    nk-test-run-edited      "Run edited" button (the form's unsaved draft, in-process;
+    nk-test-run-saved       "Run saved" button (the saved definition, a test run)
+    nk-test-run-edited      "Run edited" button (the form's unsaved draft, a test run;
                             Ctrl/Cmd+Enter in the editor does the same)
     nk-test-send-dev        "Send to dev" button (the live dev URL, with the dev key)
     nk-test-message         the panel's status line (a Status): what ran, or the refusal

@@ -1,5 +1,5 @@
 """The request charts, drawn as inline SVG: requests per minute stacked by status class,
-and latency p50/p99 per minute.
+and latency p50/p99 per minute; and a consumer's calls per day (the Consumers tab).
 
 The Logs tab and ``notebook_kit.request_charts(frame)`` draw with the same functions, from
 the per-minute table of ``frames.request_minutes``. No plotting library and no network: the
@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import html
 import math
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import pandas as pd
 
 from ...workspace.traffic import STATUS_CLASSES
 from ..frames import request_minutes
 
-__all__ = ["CLASS_COLOURS", "RequestCharts", "latency_svg", "rate_svg", "request_charts"]
+__all__ = [
+    "CLASS_COLOURS",
+    "RequestCharts",
+    "latency_svg",
+    "rate_svg",
+    "request_charts",
+    "usage_svg",
+]
 
 #: Status class -> colour (Okabe-Ito: bluish green, sky blue, orange, vermillion).
 CLASS_COLOURS = {"2xx": "#009E73", "3xx": "#56B4E9", "4xx": "#E69F00", "5xx": "#D55E00"}
@@ -47,7 +56,13 @@ def _number(value: float) -> str:
 
 
 def _frame(
-    title: str, y_label: str, top: float, step: float, legend: list[tuple[str, str]], css: str
+    title: str,
+    y_label: str,
+    top: float,
+    step: float,
+    legend: list[tuple[str, str]],
+    css: str,
+    x_label: str = "time (UTC), per minute",
 ) -> list[str]:
     """The SVG's opening, title, y grid and ticks, axis labels and legend."""
     parts = [
@@ -72,7 +87,7 @@ def _frame(
         f'<text class="nk-chart-y-label" x="14" y="{mid:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {mid:.1f})">{html.escape(y_label)}</text>'
         f'<text class="nk-chart-x-label" x="{_LEFT + _PLOT_W / 2:.1f}" y="{_HEIGHT - 4}" '
-        f'text-anchor="middle">time (UTC), per minute</text>'
+        f'text-anchor="middle">{html.escape(x_label)}</text>'
     )
     x = _WIDTH - _RIGHT
     for name, mark in reversed(legend):  # right-aligned, in reading order
@@ -85,9 +100,9 @@ def _frame(
     return parts
 
 
-def _x_axis(minutes: pd.DatetimeIndex) -> list[str]:
-    """The baseline and up to six HH:MM labels under the minutes' slots."""
-    count = len(minutes)
+def _x_axis(labels: list[str]) -> list[str]:
+    """The baseline and up to six of ``labels`` (one a slot) under the slots."""
+    count = len(labels)
     slot = _PLOT_W / count
     base = _TOP + _PLOT_H
     parts = [f'<line x1="{_LEFT}" x2="{_LEFT + _PLOT_W}" y1="{base}" y2="{base}" stroke="#333"/>']
@@ -96,7 +111,7 @@ def _x_axis(minutes: pd.DatetimeIndex) -> list[str]:
         x = _LEFT + slot * (i + 0.5)
         parts.append(
             f'<text x="{x:.1f}" y="{base + 15}" text-anchor="middle">'
-            f"{minutes[i].strftime('%H:%M')}</text>"
+            f"{html.escape(labels[i])}</text>"
         )
     return parts
 
@@ -130,7 +145,7 @@ def rate_svg(per_minute: pd.DataFrame) -> str:
                 f'width="{width:.1f}" height="{height:.1f}" fill="{CLASS_COLOURS[name]}">'
                 f"<title>{when}: {n} answered {name}</title></rect>"
             )
-    parts += _x_axis(per_minute.index)  # type: ignore[arg-type]
+    parts += _x_axis([m.strftime("%H:%M") for m in per_minute.index])
     parts.append("</svg>")
     return "".join(parts)
 
@@ -172,7 +187,48 @@ def latency_svg(per_minute: pd.DataFrame) -> str:
             for run in runs
             if len(run) > 1
         ]
-    parts += _x_axis(per_minute.index)  # type: ignore[arg-type]
+    parts += _x_axis([m.strftime("%H:%M") for m in per_minute.index])
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def usage_svg(days: list[dict[str, Any]], today: str | None = None, span: int = 30) -> str:
+    """A consumer's calls per UTC day (``Consumers.daily``), stacked answered (2xx/3xx),
+    4xx and 5xx: the ``span`` days up to ``today`` (ISO date; default: today, UTC), days
+    without a call drawn empty; '' if there is no call in them."""
+    last = date.fromisoformat(today) if today else datetime.now(UTC).date()
+    shown = [(last - timedelta(days=span - 1 - i)).isoformat() for i in range(span)]
+    by_day = {str(d["day"]): d for d in days}
+    rows = [by_day.get(day, {"calls": 0, "4xx": 0, "5xx": 0}) for day in shown]
+    if not any(int(r["calls"]) for r in rows):
+        return ""
+    top, step = _nice_ceiling(float(max(int(r["calls"]) for r in rows)))
+    colours = {"2xx/3xx": CLASS_COLOURS["2xx"], "4xx": CLASS_COLOURS["4xx"]}
+    colours["5xx"] = CLASS_COLOURS["5xx"]
+    legend = [
+        (name, '<rect x="{x}" y="22" width="12" height="12" fill="' + colour + '"/>')
+        for name, colour in colours.items()
+    ]
+    title, css = "Calls per day", "nk-chart nk-chart-usage"
+    parts = _frame(title, "calls / day", top, step, legend, css, x_label="day (UTC)")
+    slot = _PLOT_W / span
+    width = min(_MAX_BAR, max(1.0, slot * 0.8))
+    for i, (day, row) in enumerate(zip(shown, rows, strict=True)):
+        x = _LEFT + slot * i + (slot - width) / 2
+        y = float(_TOP + _PLOT_H)
+        client, server = int(row["4xx"]), int(row["5xx"])
+        counts = {"2xx/3xx": int(row["calls"]) - client - server, "4xx": client, "5xx": server}
+        for name, n in counts.items():
+            if n <= 0:
+                continue
+            height = _PLOT_H * n / top
+            y -= height
+            parts.append(
+                f'<rect class="nk-bar nk-bar-{name[:3]}" x="{x:.1f}" y="{y:.1f}" '
+                f'width="{width:.1f}" height="{height:.1f}" fill="{colours[name]}">'
+                f"<title>{day}: {n} answered {name}</title></rect>"
+            )
+    parts += _x_axis([day[5:] for day in shown])  # MM-DD
     parts.append("</svg>")
     return "".join(parts)
 

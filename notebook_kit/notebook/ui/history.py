@@ -39,7 +39,7 @@ def status_colour(status: int) -> str:
 
 def format_duration(ms: float) -> str:
     """Three significant digits in ms (``0.412 ms``, ``12.3 ms``, ``412 ms``), seconds past
-    one second: a fast in-process run is a fraction of a millisecond, never "0.0 ms"."""
+    one second: a fast action's own time is a fraction of a millisecond, never "0.0 ms"."""
     if ms >= 1000:
         return f"{ms / 1000:.2f} s"
     return f"{ms:.3g} ms"
@@ -56,7 +56,7 @@ def wrapping(*children: widgets.Widget) -> widgets.HBox:
 class TestCall:
     """One call the Test tab made: what was sent (enough to send it again) and the answer.
 
-    ``version``: ``saved`` (the saved definition, in-process), ``edited`` (the form's draft,
+    ``version``: ``saved`` (the saved definition, in a test run), ``edited`` (the form's draft,
     kept here so a re-run runs that same code) or ``dev`` (the live dev URL over HTTP)."""
 
     __test__ = False  # not a pytest test class

@@ -9,8 +9,9 @@ import ipywidgets as widgets
 
 from ...domain.models import Stage
 from ...errors import NotebookKitError
-from ...runtime.server import BackgroundServer
+from ...runtime.process.handles import BackgroundServer
 from ...workspace.workspace import Workspace
+from ..serving import serve
 from .feedback import Confirm, Status
 
 __all__ = ["ServerPanel", "mask_key"]
@@ -116,7 +117,7 @@ class ServerPanel(widgets.VBox):
     def _on_start_click(self, _button: widgets.Button) -> None:
         with self.status.working(self.start, self.stop):
             try:
-                self.server = self.workspace.serve(port=self.port.value)
+                self.server = serve(self.workspace, port=self.port.value)
             except OSError as exc:  # the port is taken by another process
                 raise NotebookKitError(str(exc)) from None
             self.status.ok(f"Serving on {self.server.url} (port {self.server.port})")

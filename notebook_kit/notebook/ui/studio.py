@@ -1,11 +1,12 @@
 """``Studio``: the whole notebook studio, wiring the panels to one ``Workspace``.
 
 Two panes: on the left the application bar, the search, New and the definition list; on
-the right the tabs Edit | Test | Deploy | Logs | Resources | Server. The studio owns the
-state every panel agrees on: the application shown, the definition open (``current``),
-and whether the form holds unsaved edits (then New, another row or another application
-first asks to discard them). A ``StorePoller`` refreshes everything within a second or
-two of a change made by another process, keeping unsaved edits.
+the right the tabs Edit | Test | Deploy | Logs | Resources | Server | Consumers | Secrets.
+The studio
+owns the state every panel agrees on: the application shown, the definition open
+(``current``), and whether the form holds unsaved edits (then New, another row or another
+application first asks to discard them). A ``StorePoller`` refreshes everything within a
+second or two of a change made by another process, keeping unsaved edits.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import ipywidgets as widgets
 
 from ...domain.models import Definition, Stage
 from ...errors import NotFoundError
-from ...runtime.server import BackgroundServer
+from ...runtime.process.handles import BackgroundServer
 from ...workspace.replay import LoggedCall
 from ...workspace.workspace import Workspace
 from ..serving import background_servers
 from .applications import ApplicationBar
+from .consumers import ConsumersPanel
 from .definition_list import DefinitionList, list_rows
 from .deploy import DeployPanel
 from .feedback import Confirm, Status, StatusBoard
@@ -30,6 +32,7 @@ from .manage import ManagePanel
 from .refresh import StorePoller
 from .replay import fill_test_panel
 from .resources import ResourcesPanel
+from .secrets import SecretsPanel
 from .server_panel import ServerPanel
 from .style import STUDIO_STYLE
 from .sync import SAVE_FIELDS, FrontEndSync
@@ -37,8 +40,9 @@ from .tester import TestPanel
 
 __all__ = ["TAB_TITLES", "Studio"]
 
-TAB_TITLES = ("Edit", "Test", "Deploy", "Logs", "Resources", "Server")
+TAB_TITLES = ("Edit", "Test", "Deploy", "Logs", "Resources", "Server", "Consumers", "Secrets")
 _LOGS_TAB = TAB_TITLES.index("Logs")
+_CONSUMERS_TAB = TAB_TITLES.index("Consumers")
 
 
 class Studio(widgets.HBox):
@@ -97,6 +101,8 @@ class Studio(widgets.HBox):
         self.logs = LogsPanel(workspace)
         self.logs.replay.on_open = self._open_logged  # a logged call into the Test tab
         self.resources = ResourcesPanel(workspace)
+        self.consumers = ConsumersPanel(workspace)
+        self.secrets = SecretsPanel(workspace, lambda: self.app)
         self.definitions.on_pick(self._on_definition_pick)
         self.search.observe(self._on_search_value, names="value")
         self.new.on_click(self._on_new_click)
@@ -115,7 +121,16 @@ class Studio(widgets.HBox):
         self.sidebar.add_class("nk-sidebar")
         self.form.place_actions(self.manage)  # under Save: no scrolling past the form
         edit = widgets.VBox([self.form], layout=widgets.Layout(width="100%"))
-        panes = (edit, self.tester, self.deploy, self.logs, self.resources, self.server_panel)
+        panes = (
+            edit,
+            self.tester,
+            self.deploy,
+            self.logs,
+            self.resources,
+            self.server_panel,
+            self.consumers,
+            self.secrets,
+        )
         self.tabs = widgets.Tab(children=panes, titles=TAB_TITLES)
         self.tabs.add_class("nk-tabs")
         self.tabs.observe(self._on_tabs_selected_index, names="selected_index")
@@ -160,6 +175,7 @@ class Studio(widgets.HBox):
         self.form.app = app
         self.form.new()
         self._open(None)
+        self._refresh_shown(self.secrets)
 
     def _open(self, definition: Definition | None) -> None:
         """Make ``definition`` the one every panel works on (None: a new one)."""
@@ -238,7 +254,12 @@ class Studio(widgets.HBox):
                     self._reconcile(saved)
             self._show_list()
             self._refresh_shown(
-                self.tester, self.deploy, self.logs, self.resources, self.server_panel
+                self.tester,
+                self.deploy,
+                self.logs,
+                self.resources,
+                self.server_panel,
+                self.consumers,
             )
 
     def _reconcile(self, saved: Definition | None) -> None:
@@ -396,3 +417,5 @@ class Studio(widgets.HBox):
             with self._lock:
                 self.deploy.show_urls()  # the Test tab's path parameters may have changed
         self.logs.set_active(index == _LOGS_TAB)
+        if index != _CONSUMERS_TAB:
+            self.consumers.forget_key()  # a new key is shown once, while its tab is shown

@@ -1,6 +1,7 @@
-"""``TestPanel``: call one definition the way Postman would, in-process or on the dev URL.
+"""``TestPanel``: call one definition the way Postman would, in a test run or on the dev URL.
 
-Run saved runs the definition as saved; Run edited runs the form's draft (unsaved edits
+Run saved runs the definition as saved (in a fresh sandboxed process, within its time
+limit, as every test run); Run edited runs the form's draft (unsaved edits
 included) without saving it; Send to dev calls the live dev URL through the running server
 with the dev key. Each shows the status (coloured by class), the duration of the whole run,
 which version ran, the response headers, the body (JSON indented), what the action printed
