@@ -2,8 +2,9 @@
 //
 // Model traits (Python side: notebook_kit/notebook/ui/code_editor.py): value, language,
 // error_line, error_message, read_only, height, placeholder. Only `value` is written from
-// here, debounced, and flushed before the custom messages {event: "save"} (Mod-s) and
-// {event: "run"} (Mod-Enter) so Python handles them with the latest text.
+// here, debounced. The custom messages {event: "save"} (Mod-s) and {event: "run"} (Mod-Enter)
+// carry the text too: ipywidgets holds back a model update while an earlier one awaits the
+// kernel, but sends a custom message at once, so an update alone could arrive after it.
 //
 // Nothing here touches the DOM at module top level: the bundle must import under plain Node.
 
@@ -219,8 +220,8 @@ function render({ model, el }) {
     }
   };
   const sendEvent = (event) => () => {
-    flush(); // the update goes out first on the same comm, so Python sees the latest text
-    model.send({ event });
+    flush();
+    model.send({ event, value: view.state.doc.toString() }); // Python takes this text first
     return true;
   };
 

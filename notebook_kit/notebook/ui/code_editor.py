@@ -8,8 +8,8 @@ ships as ``static/code_editor.js``: it works offline and on Binder, with no CDN.
     editor.on_run(lambda widget: check(widget.value))   # Ctrl/Cmd+Enter
     editor.error_line, editor.error_message = 2, "invalid syntax"  # 0 clears it
 
-The browser sends ``value`` about 150 ms after typing stops, and always just before a
-save or run event, so a callback sees the text the user saw.
+The browser sends ``value`` about 150 ms after typing stops; a save or run event carries
+the text with it, so a callback sees the text the user saw.
 """
 
 from __future__ import annotations
@@ -74,8 +74,17 @@ class CodeEditor(anywidget.AnyWidget):
         self._run_handlers.register_callback(callback, remove=remove)
 
     def _handle_event(self, _: Any, content: Any, buffers: list[bytes]) -> None:
-        """Dispatch the front end's ``{"event": "save" | "run"}`` messages; ignore others."""
-        event = content.get("event") if isinstance(content, dict) else None
+        """Dispatch the front end's ``{"event": "save" | "run", "value": text}`` messages.
+
+        The message carries the editor's text: ipywidgets may hold back the ``value`` update
+        sent just before it (while an earlier update awaits the kernel) but never a custom
+        message, so the text is taken from here before the handlers run. Others are ignored.
+        """
+        if not isinstance(content, dict):
+            return
+        event = content.get("event")
+        if event in ("save", "run") and isinstance(content.get("value"), str):
+            self.value = content["value"]
         if event == "save":
             self._save_handlers(self)
         elif event == "run":
