@@ -11,9 +11,6 @@ and the CLI start quickly.
 
 import typing
 
-from .domain.checks import CheckReport
-from .domain.examples import Example
-from .domain.models import Application, Constant, Definition, Deployment, Stage
 from .errors import (
     ActionSyntaxError,
     BuiltinError,
@@ -29,13 +26,28 @@ from .errors import (
     StoreError,
     ValidationError,
 )
-from .notebook.workspace import Workspace
+
+if typing.TYPE_CHECKING:
+    from .domain.checks import CheckReport
+    from .domain.examples import Example
+    from .domain.models import Application, Constant, Definition, Deployment, Stage
+    from .notebook.workspace import Workspace
 
 __version__ = "0.1.0"
 
-# name -> (module, attribute), imported on first use
+# name -> (module, attribute), imported on first use: a process that imports one of the
+# package's modules (an HTTP worker, the zygote, an action process) runs this file first,
+# and must not pay for the workspace, the store and the notebook face it never uses
 _LAZY = {
+    "Application": ("notebook_kit.domain.models", "Application"),
     "BackgroundServer": ("notebook_kit.runtime.process.handles", "BackgroundServer"),
+    "CheckReport": ("notebook_kit.domain.checks", "CheckReport"),
+    "Constant": ("notebook_kit.domain.models", "Constant"),
+    "Definition": ("notebook_kit.domain.models", "Definition"),
+    "Deployment": ("notebook_kit.domain.models", "Deployment"),
+    "Example": ("notebook_kit.domain.examples", "Example"),
+    "Stage": ("notebook_kit.domain.models", "Stage"),
+    "Workspace": ("notebook_kit.notebook.workspace", "Workspace"),
     "request_charts": ("notebook_kit.notebook.ui.charts", "request_charts"),
     "serve": ("notebook_kit.notebook.serving", "serve"),
     "serve_process": ("notebook_kit.notebook.serving", "serve_process"),
@@ -61,7 +73,11 @@ def studio(ws: "Workspace | None" = None) -> typing.Any:
     """The notebook studio (an ipywidgets ``Studio``) over ``ws`` (default ``Workspace()``)."""
     from .notebook.ui import Studio  # ipywidgets only when the studio is asked for
 
-    return Studio(ws if ws is not None else Workspace())
+    if ws is None:
+        from .notebook.workspace import Workspace
+
+        ws = Workspace()
+    return Studio(ws)
 
 
 def load_ipython_extension(ipython: typing.Any) -> None:

@@ -22,11 +22,13 @@ import secrets
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
 from ..errors import ValidationError
-from ..store.store import Store
+
+if TYPE_CHECKING:  # the store's code stays out of sandboxed processes, which import this
+    from ..store.store import Store
 
 __all__ = [
     "DEFAULT_EXPIRES_IN",

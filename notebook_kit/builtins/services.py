@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..domain.models import Stage
 from ..errors import BuiltinError, NotebookKitError
-from ..store.store import Store
 from . import presign
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store's code stays out of sandboxed processes, which import this
+    from ..store.store import Store
     from .users import UserDirectory
 
 __all__ = ["USER_CALLS", "LocalServices", "Services", "answer"]
