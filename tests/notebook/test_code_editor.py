@@ -151,6 +151,7 @@ def test_save_and_run_callbacks_see_the_flushed_text(code_editor: ModuleType) ->
     assert (len(saved), len(ran)) == (1, 2)
     editor.close()
 
+
 def test_a_save_carries_its_text_when_the_update_is_held_back(code_editor: ModuleType) -> None:
     # ipywidgets holds back a model update while an earlier one awaits the kernel, but sends
     # a custom message at once: the save arrives first, with the text it was made with
@@ -163,7 +164,6 @@ def test_a_save_carries_its_text_when_the_update_is_held_back(code_editor: Modul
     _from_front_end(editor, {"method": "update", "state": {"value": "a = 3\n"}})  # then the update
     assert (saved, editor.value) == (["a = 3\n"], "a = 3\n")
     editor.close()
-
 
 
 def test_callbacks_can_be_removed(code_editor: ModuleType) -> None:
