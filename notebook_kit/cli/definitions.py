@@ -5,11 +5,13 @@ What these commands change is saved, not live: it goes live at the next ``deploy
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
 
 from ..domain.models import METHODS, Constant, validate_timeout
+from ..errors import ValidationError
 from .output import echo_json, echo_table, read_file, workspace_of
 
 __all__ = ["copy", "create", "delete", "edit", "list_"]
@@ -18,6 +20,17 @@ __all__ = ["copy", "create", "delete", "edit", "list_"]
 def _timeout(text: str) -> float | None:
     """``--timeout``: seconds, or 'default' (the action_timeout setting)."""
     return None if text.strip().lower() in ("", "default", "none") else validate_timeout(text)
+
+
+def _contract(path: str | None) -> Any:
+    """The JSON of ``--contract-file`` (None when not given)."""
+    text = read_file(path, "contract")
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValidationError(f"the contract file {path} is not JSON: {exc}") from None
 
 
 def _definition_options(function: Any) -> Any:
@@ -49,6 +62,13 @@ def _definition_options(function: Any) -> Any:
                 multiple=True,
                 metavar="NAME:TYPE=VALUE",
                 help="A constant (String, Integer, Decimal, Boolean, JSON); repeatable.",
+            ),
+            click.option(
+                "--contract-file",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="JSON file with its contract: parameters, body, responses "
+                "(see 'notebook-kit contract').",
             ),
         ]
     ):
@@ -88,6 +108,7 @@ def create(
     functions_file: str | None,
     timeout: str | None,
     constants: tuple[str, ...],
+    contract_file: str | None,
 ) -> None:
     """Create a definition in APP (the application is created if new)."""
     ws = workspace_of(ctx)
@@ -103,6 +124,7 @@ def create(
         functions=read_file(functions_file, "functions") or "",
         constants=[Constant.from_text(c) for c in constants],
         timeout=None if timeout is None else _timeout(timeout),
+        contract=_contract(contract_file),
     )
     click.echo(f"created {d.app}/{d.id}: {d.method} {d.resource}")
 
@@ -141,6 +163,7 @@ def edit(
     functions_file: str | None,
     timeout: str | None,
     constants: tuple[str, ...],
+    contract_file: str | None,
 ) -> None:
     """Change a definition; what is live changes at the next deploy."""
     ws = workspace_of(ctx)
@@ -151,6 +174,8 @@ def edit(
         changes["timeout"] = _timeout(timeout)
     if constants:
         changes["constants"] = [Constant.from_text(c) for c in constants]
+    if contract_file is not None:
+        changes["contract"] = _contract(contract_file)
     d = ws.edit(
         app,
         api_id,

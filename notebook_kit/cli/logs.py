@@ -11,6 +11,11 @@ from .output import STAGES, echo_json, echo_table, workspace_of
 __all__ = ["logs", "replay"]
 
 
+def _cut(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 @click.command()
 @click.option("--stage", type=STAGES, default=None, help="Only this stage's requests.")
 @click.option("--app", default=None, help="Only requests to this application.")
@@ -33,17 +38,23 @@ def logs(
     as_json: bool,
 ) -> None:
     """The newest logged requests: ID, time, stage, app, method, path, status, duration, the
-    deployment that answered and the caller's consumer."""
+    deployment that answered, the caller's consumer and the error (cut to 60 characters
+    here; whole with --json)."""
     rows = filter_requests(workspace_of(ctx).request_log(), stage, app, status)[-limit:]
     if as_json:
         echo_json(rows)
         return
     shown = [
-        {**row, "ms": f"{row['duration_ms']:.1f}", "consumer": row.get("consumer") or ""}
+        {
+            **row,
+            "ms": f"{row['duration_ms']:.1f}",
+            "consumer": row.get("consumer") or "",
+            "error": _cut(row.get("error") or "", 60),
+        }
         for row in rows
     ]
     columns = ["id", "at", "stage", "app", "method", "path", "status", "ms", "deployment"]
-    columns.append("consumer")
+    columns += ["consumer", "error"]
     echo_table(shown, columns)
 
 

@@ -5,7 +5,8 @@ where offered). A refusal prints one line on stderr and exits 1; a usage mistake
 This module holds the group, the entry point and the workspace-wide commands (sample,
 keys, serve, export, import, commit); the definition commands are in ``definitions``,
 the stage commands in ``publishing``, ``example`` and ``check`` in ``examples``,
-``settings`` in ``settings``, ``consumer`` and ``usage`` in ``consumers``.
+``settings`` in ``settings``, ``consumer`` and ``usage`` in ``consumers``, ``contract``
+in ``contracts``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import click
 from ..errors import NotebookKitError
 from . import canary as cli_canary
 from . import consumers as cli_consumers
+from . import contracts as cli_contracts
 from . import definitions as cli_definitions
 from . import examples as cli_examples
 from . import logs as cli_logs
@@ -230,6 +232,7 @@ for _command in (
     cli_canary.canary,
     cli_logs.logs,
     cli_logs.replay,
+    cli_contracts.contract,
     cli_consumers.consumer,
     cli_consumers.usage,
     cli_secrets.secret,

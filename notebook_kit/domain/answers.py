@@ -2,23 +2,27 @@
 
 An action's own answer is what it set on ``res``. Everything else a caller can get, the
 server decides here: a path or method that is not served, a missing key, a rate limit,
-a head or body too large or too slow, a full queue, and how an action call that did not
+a head or body too large or too slow, a request that breaks its contract (422, an RFC
+9457 problem), a full queue, and how an action call that did not
 answer ends (it raised, ran past its time or memory limit, or its process died). The
 Test tab and ``ws.invoke`` show the same answers a dev caller would get.
 
-Each is JSON ``{"message": ...}`` with ``Access-Control-Allow-Origin: *``, so a browser
-caller on any origin reads the real error; on a debug stage (dev, test runs) an action's
-failure also says which action and why. Domain errors map to statuses in
-``error_status`` and only there.
+Each is JSON ``{"message": ...}`` (the 422: a problem document) with
+``Access-Control-Allow-Origin: *``, so a browser caller on any origin reads the real
+error; on a debug stage (dev, test runs) an action's failure also says which action and
+why. Domain errors map to statuses in ``error_status`` and only there.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ConflictError, NotFoundError, ValidationError
+
+if TYPE_CHECKING:
+    from .contract_checks import Violation
 
 __all__ = [
     "CORS",
@@ -26,12 +30,16 @@ __all__ = [
     "MEMORY",
     "OK",
     "RAISED",
+    "REJECTED",
+    "REQUEST_CONTRACT",
+    "RESPONSE_CONTRACT",
     "TIMED_OUT",
     "TIMEOUT_ERROR",
     "Answer",
     "asterisk",
     "bad_request",
     "busy",
+    "contract_error",
     "error_status",
     "failed_call",
     "file",
@@ -48,15 +56,22 @@ __all__ = [
     "server_error",
     "too_large",
     "too_many",
+    "unprocessable",
 ]
 
 CORS = {"Access-Control-Allow-Origin": "*"}
 
-# How an action call ended (``sandbox.outcome.Outcome.kind``).
+# How an action call ended (``sandbox.outcome.Outcome.kind``); a test run may also end
+# ``REJECTED``: its request broke its contract, so the action did not run (a 422).
 OK, RAISED, TIMED_OUT, MEMORY, CRASHED = "ok", "raised", "timed_out", "memory", "crashed"
+REJECTED = "rejected"
 
 # How a request-log entry's error starts when the action ran past its time limit.
 TIMEOUT_ERROR = "ActionTimeout"
+# ... when the request broke its contract (a 422, the action did not run), and when the
+# answer broke the declared response (logged, the answer unchanged; not an error of the
+# action's counters).
+REQUEST_CONTRACT, RESPONSE_CONTRACT = "RequestContract", "ResponseContract"
 
 # Domain refusals a caller caused; anything else is the server's fault (500).
 _ERROR_STATUS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))
@@ -111,6 +126,27 @@ def forbidden(reason: str = "") -> Answer:
 def too_many(retry_after: str, headers: Mapping[str, str] | None = None) -> Answer:
     """A call past a limit; ``headers``: a consumer's RateLimit fields (docs/consumers.md)."""
     return message(429, "Too Many Requests", {**(headers or {}), "Retry-After": retry_after})
+
+
+def unprocessable(action: str, violations: Sequence[Violation]) -> Answer:
+    """A request that breaks its definition's contract (domain.contracts): 422, an RFC 9457
+    problem listing every violation, readable by a browser on any origin."""
+    count = len(violations)
+    body = {
+        "type": "about:blank",
+        "title": "Unprocessable Content",
+        "status": 422,
+        "detail": f"The request does not match the contract of {action}: "
+        f"{count} violation{'' if count == 1 else 's'}.",
+        "errors": [v.to_dict() for v in violations],
+    }
+    return Answer(422, dict(CORS), json.dumps(body).encode(), "application/problem+json")
+
+
+def contract_error(kind: str, violations: Sequence[Violation]) -> str:
+    """The request log's error for a call outside its contract: ``kind`` and every
+    violation, one after the other."""
+    return f"{kind}: " + "; ".join(str(v) for v in violations)
 
 
 def busy() -> Answer:

@@ -219,6 +219,7 @@ def run_examples(
         differences = compare(
             example.expect, answer.status, answer.body, answer.duration_ms, answer.reason
         )
+        differences += [f"the answer breaks its declared response: {v}" for v in answer.contract]
         results.append(
             ExampleResult(
                 example.api_id,

@@ -33,6 +33,7 @@ _DEFINITION_FIELDS = (
     "functions",
     "constants",
     "timeout",  # written only when set: files without it (and older files) import as None
+    "contract",  # written only when declared (Definition.to_dict): older files hold none
 )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ValidationError
 from .clock import now
 from .constants import CONSTANT_TYPES, Constant
+from .contracts import EMPTY, Contract
 
 __all__ = [
     "APPLICATION_TYPE",
@@ -203,6 +204,8 @@ class Definition:
     updated_at: str = field(default_factory=now)
     # Seconds the action may run (a 504 past it); None: the action_timeout setting.
     timeout: float | None = None
+    # What it declares it accepts and answers (domain.contracts); empty: nothing checked.
+    contract: Contract = field(default=EMPTY, hash=False)
 
     def __post_init__(self) -> None:
         validate_id(self.app, "application ID")
@@ -238,6 +241,11 @@ class Definition:
             raise ValidationError(f"constant {duplicates[0]} is defined twice", field="constants")
         object.__setattr__(self, "constants", constants)
         object.__setattr__(self, "timeout", validate_timeout(self.timeout))
+        contract = self.contract
+        if not isinstance(contract, Contract):
+            contract = Contract.from_dict(contract)
+        contract.check_fits(method, self.path_parameters)
+        object.__setattr__(self, "contract", contract)
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -270,7 +278,7 @@ class Definition:
         return replace(self, **changes, updated_at=now())
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             **self.summary(),
             "action": self.action,
             "functions": self.functions,
@@ -279,6 +287,9 @@ class Definition:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+        if not self.contract.is_empty:  # absent when undeclared: older records stay the same
+            data["contract"] = self.contract.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Definition:
@@ -295,6 +306,7 @@ class Definition:
             functions=data.get("functions", ""),
             constants=tuple(Constant.from_dict(c) for c in data.get("constants", ())),
             timeout=data.get("timeout"),
+            contract=Contract.from_dict(data.get("contract")),
             **extra,
         )
 

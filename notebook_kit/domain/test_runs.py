@@ -17,7 +17,7 @@ from typing import Any
 from multidict import CIMultiDict
 
 from ..errors import ValidationError
-from .answers import OK, RAISED, TIMED_OUT, TIMEOUT_ERROR
+from .answers import OK, RAISED, REJECTED, TIMED_OUT, TIMEOUT_ERROR
 from .messages import ActionRequest
 from .models import Definition
 
@@ -36,6 +36,9 @@ class Invocation:
     stdout: str
     error: str | None = None
     kind: str = OK  # how the call ended (``domain.answers``)
+    # how the answer breaks the response its contract declares (none: it holds, or none
+    # is declared): one line a violation
+    contract: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str | None:
@@ -45,6 +48,8 @@ class Invocation:
         last = self.error.strip().splitlines()[-1]
         if self.kind == TIMED_OUT:
             return f"the action {last.removeprefix(TIMEOUT_ERROR + ': ')}"
+        if self.kind == REJECTED:
+            return "the request breaks the definition's contract, so the action did not run"
         return f"the action raised {last}" if self.kind == RAISED else last
 
     @property

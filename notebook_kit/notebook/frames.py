@@ -77,6 +77,7 @@ _LOG_COLUMNS = [
     "deployment",
     "consumer",
     "id",
+    "error",
 ]
 
 
@@ -84,7 +85,8 @@ def request_log_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per logged request (``Workspace.request_log``): ``at`` a UTC datetime,
     ``status`` an int, ``duration_ms`` a float, ``app`` '' for a path outside the stages,
     ``deployment`` the deployment that answered (``<NA>``: none), ``consumer`` the caller's
-    consumer (None: no known key) and ``id`` the entry's number (both nullable integers)."""
+    consumer (None: no known key), ``id`` the entry's number (both nullable integers) and
+    ``error`` why the call gave no answer of its own or how it broke its contract (None)."""
     frame = pd.DataFrame(list(rows), columns=_LOG_COLUMNS)
     for column in ("deployment", "id"):
         frame[column] = frame[column].astype("Int64")

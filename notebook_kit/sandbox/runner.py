@@ -23,12 +23,22 @@ import select
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..builtins.services import Services, answer
 from ..domain.actions import check_sources
-from ..domain.answers import CRASHED, TIMED_OUT, limit_text
+from ..domain.answers import (
+    CRASHED,
+    REJECTED,
+    REQUEST_CONTRACT,
+    TIMED_OUT,
+    contract_error,
+    limit_text,
+    unprocessable,
+)
+from ..domain.contract_checks import compile_contract
 from ..domain.messages import ActionRequest
 from ..domain.models import Definition
 from ..domain.settings import for_actions
@@ -90,16 +100,37 @@ class ActionRunner:
         request of stage ``test``, within its time limit, with the secrets of
         ``secrets_stage``. Raises ValidationError for a request it cannot make (a path
         parameter without a value), ActionSyntaxError for sources that do not compile
-        (naming the line; checked here, nothing runs)."""
+        (naming the line; checked here, nothing runs). A request that breaks the
+        definition's contract gets the 422 a caller would (the action does not run); an
+        answer that breaks a declared response says how (``Invocation.contract``)."""
         started = time.perf_counter()
         check_sources(definition.action, definition.functions)
         req = test_request(definition, path_parameters or {}, query, headers or {}, body)
+        name = f"{definition.app}/{definition.id}"
+        contract = compile_contract(definition.contract)
+        if contract is not None and contract.checks_requests:
+            violations = contract.check_request(
+                req.pathParameters, req.query_string, req.headers, req.raw_body
+            )
+            if violations:  # the 422 a caller would get: the action does not run
+                answer = unprocessable(name, violations)
+                elapsed = (time.perf_counter() - started) * 1000
+                error = contract_error(REQUEST_CONTRACT, violations)
+                return Invocation(
+                    answer.status, answer.headers, answer.body, answer.content_type,
+                    elapsed, "", error, REJECTED,
+                )  # fmt: skip
         values = self._settings()
         limit = definition.timeout or float(values["action_timeout"])
         outcome = self.run(definition, req, limit, values=values, secrets_stage=secrets_stage)
-        name = f"{definition.app}/{definition.id}"
         elapsed = (time.perf_counter() - started) * 1000
-        return outcome.invocation(name, limit, values["action_memory_limit"], elapsed)
+        invocation = outcome.invocation(name, limit, values["action_memory_limit"], elapsed)
+        if contract is not None and outcome.ok and contract.checks_responses:
+            status, content_type = invocation.status, invocation.content_type
+            broken = contract.check_response(status, content_type, invocation.body)
+            if broken:
+                invocation = replace(invocation, contract=tuple(str(v) for v in broken))
+        return invocation
 
     def run(
         self,

@@ -141,4 +141,8 @@ PG_MIGRATIONS: tuple[Migration, ...] = (
     CREATE INDEX secret_versions_by_name ON secret_versions (app_id, stage, name, id);
     ALTER TABLE deployments ADD COLUMN secrets TEXT NOT NULL DEFAULT '';
     """,
+    # Issue 26: a definition's contract (the twin of SQLite's).
+    """
+    ALTER TABLE definitions ADD COLUMN contract TEXT;
+    """,
 )

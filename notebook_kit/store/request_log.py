@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from ..domain.answers import TIMEOUT_ERROR
+from ..domain.answers import RESPONSE_CONTRACT, TIMEOUT_ERROR
 from ..domain.clock import iso_time
 from .dialect import StoreDB
 from .log_batches import decode_batch, is_batch
@@ -40,7 +40,8 @@ def _consumer_and_record(e: tuple[Any, ...]) -> tuple[Any, Any]:
 
 def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """A stored batch as (at, stage, method, path, status, ms, deployment, consumer,
-    request) rows (``request``: the recorded request, or None)."""
+    request, error) rows (``request``: the recorded request, or None; ``error``: why the
+    call gave no answer of its own, or what its answer broke, or None)."""
     if rows and len(rows[0]) >= 7:  # runtime entries: see append_requests
         return [
             (
@@ -52,10 +53,13 @@ def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, .
                 (e[1] - e[0]) * 1000,
                 e[7] if len(e) > 7 else None,  # the deployment that answered
                 *_consumer_and_record(e),
+                e[6],
             )
             for e in rows
         ]
-    return [(offset + row[0] if offset else row[0], *row[1:6], None, None, None) for row in rows]
+    return [
+        (offset + row[0] if offset else row[0], *row[1:6], None, None, None, None) for row in rows
+    ]
 
 
 # A runtime's log entry: started and ended (perf_counter times), stage, (method, path),
@@ -78,7 +82,9 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
     counts = Counter(map(_ran_action, entries))
     last = dict(zip(map(_ran_action, entries), entries, strict=True))
     last.pop(None, None)
-    failed = list(filter(_failed, entries))  # only requests whose action raised or timed out
+    # requests whose action raised or timed out (an answer outside its declared response is
+    # noted in the log, but the action answered: not an error)
+    failed = [e for e in filter(_failed, entries) if not e[6].startswith(RESPONSE_CONTRACT)]
     timed_out = [e for e in failed if e[6].startswith(TIMEOUT_ERROR)] if failed else []
     timeout_counts = Counter(map(_ran_action, timed_out))
     error_counts = Counter(map(_ran_action, failed))
@@ -144,6 +150,7 @@ _COLUMNS = (
     "deployment",
     "consumer",
     "request",
+    "error",
 )
 
 
@@ -260,8 +267,9 @@ class RequestLog:
 
         Each row: ``id`` (the entry's number: the log's running count, so it never changes
         while the entry is kept), at, stage, method, path, status, duration_ms and
-        ``deployment`` (the deployment that answered, or None) and ``request`` (the
-        recorded request, ``recording.record_request``, or None)."""
+        ``deployment`` (the deployment that answered, or None), ``request`` (the
+        recorded request, ``recording.record_request``, or None) and ``error`` (why the
+        call gave no answer of its own, or how it broke its contract; None)."""
         entries: list[Any] = []
         batches = self._db.execute("SELECT rows, upto FROM request_log_batches ORDER BY id DESC")
         for blob, upto in batches:

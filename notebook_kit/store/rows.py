@@ -26,6 +26,7 @@ def definition_from_row(row: Any) -> Definition:
             "created_at": row["created_at"],
             "updated_at": row["updated_at"],
             "timeout": row["timeout"],
+            "contract": json.loads(row["contract"]) if row["contract"] else None,
         }
     )
 
@@ -46,6 +47,7 @@ def definition_values(d: Definition) -> tuple[Any, ...]:
         d.created_at,
         d.updated_at,
         d.timeout,
+        None if d.contract.is_empty else json.dumps(d.contract.to_dict()),
     )
 
 

@@ -172,6 +172,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     CREATE INDEX secret_versions_by_name ON secret_versions (app_id, stage, name, id);
     ALTER TABLE deployments ADD COLUMN secrets TEXT NOT NULL DEFAULT '';
     """,
+    # Issue 26: a definition's contract (domain/contracts.py) as JSON; NULL: none declared.
+    """
+    ALTER TABLE definitions ADD COLUMN contract TEXT;
+    """,
 )
 
 

@@ -7,6 +7,7 @@ Layout, one folder per application::
     <app>/<api_id>/action.py         the action source
     <app>/<api_id>/functions.py      the user functions
     <app>/<api_id>/examples.json     its examples (only when it has some)
+    <app>/<api_id>/contract.json     its contract (only when it declares one)
 
 Uses dulwich, so no git binary is needed.
 """
@@ -59,6 +60,9 @@ def _write_tree(
         ]
         if own:
             (target / "examples.json").write_text(json.dumps(own, indent=2) + "\n")
+        if not d.contract.is_empty:
+            contract = json.dumps(d.contract.to_dict(), indent=2)
+            (target / "contract.json").write_text(contract + "\n")
 
 
 def _identity(value: str) -> bytes:

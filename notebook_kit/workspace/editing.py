@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..domain.actions import check_sources
+from ..domain.contracts import Contract
 from ..domain.models import Application, Constant, Definition
 from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
@@ -104,11 +105,13 @@ def edit_changes(
     constants: Iterable[Constant] | None,
     content_type: str | None,
     timeout: float | None,
+    contract: Any = None,
     *,
     unset: Any,
 ) -> dict[str, Any]:
     """The fields an edit changes (``Workspace.edit``'s keywords): each one given (not
-    None), and ``content_type`` and ``timeout`` unless ``unset`` (None clears those two)."""
+    None), and ``content_type`` and ``timeout`` unless ``unset`` (None clears those two).
+    ``contract``: a ``Contract`` or its dict (``{}`` clears it)."""
     given = {
         "id": new_id,
         "label": label,
@@ -118,6 +121,7 @@ def edit_changes(
         "requires_auth": requires_auth,
         "functions": functions,
         "constants": None if constants is None else tuple(constants),
+        "contract": None if contract is None else Contract.from_dict(contract),
     }
     changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if content_type is not unset:

@@ -53,8 +53,9 @@ def status_class(status: int) -> str:
 def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Log rows with their ``app`` (after ``stage``) added; ``deployment`` (the one that
     answered, or None), ``consumer`` (the caller's, by name: None without a known key),
-    ``id`` (the entry's number) and ``recorded`` (whether the request was recorded, so it
-    can be replayed) come last."""
+    ``id`` (the entry's number), ``recorded`` (whether the request was recorded, so it
+    can be replayed) and ``error`` (why the call gave no answer of its own, or how it
+    broke its contract: None when neither) come last."""
     return [
         {
             "at": row["at"],
@@ -68,6 +69,7 @@ def with_apps(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "consumer": row.get("consumer"),
             "id": row.get("id"),
             "recorded": row.get("request") is not None,
+            "error": row.get("error"),
         }
         for row in rows
     ]

@@ -18,6 +18,7 @@ from ..builtins.environment import environment_path, move_environment
 from ..builtins.services import LocalServices
 from ..domain import routing
 from ..domain.checks import CheckReport
+from ..domain.contracts import Contract
 from ..domain.examples import Example
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
@@ -29,6 +30,7 @@ from .applications import Deletion
 from .canary import CanaryReleases
 from .configuration import make_home, rotate_key, save_setting
 from .consumers import Consumers
+from .contracts import draft_contract
 from .diffing import StageDiff, stage_diff
 from .examples import check_application, list_examples, remove_example, save_example
 from .publishing import Publisher
@@ -202,11 +204,16 @@ class Workspace:
         functions: str = "",
         constants: Iterable[Constant] = (),
         timeout: float | None = None,
+        contract: Contract | Mapping[str, Any] | None = None,
     ) -> Definition:
         """Create a definition (and its application, if new). Refused whole if invalid.
-        ``timeout``: seconds its action may run (None: the ``action_timeout`` setting)."""
+        ``timeout``: seconds its action may run (None: the ``action_timeout`` setting);
+        ``contract``: what it accepts and answers (docs/contracts.md; None: nothing)."""
         given = (app, api_id, label, method, resource, action, content_type, requires_auth)
-        definition = Definition(*given, functions, tuple(constants), timeout=timeout)
+        definition = Definition(
+            *given, functions, tuple(constants), timeout=timeout,
+            contract=Contract.from_dict(contract),
+        )  # fmt: skip
         return editing.insert_definition(self.store, definition)
 
     def edit(
@@ -224,12 +231,24 @@ class Workspace:
         functions: str | None = None,
         constants: Iterable[Constant] | None = None,
         timeout: float | None = _UNSET,
+        contract: Contract | Mapping[str, Any] | None = None,
     ) -> Definition:
         """Change a definition (its ID too). What is live changes only at the next deploy.
-        ``timeout=None`` goes back to the ``action_timeout`` setting."""
+        ``timeout=None`` goes back to the ``action_timeout`` setting; ``contract={}``
+        clears the contract."""
         given = (new_id, label, method, resource, action, requires_auth, functions, constants)
-        changes = editing.edit_changes(*given, content_type, timeout, unset=_UNSET)
+        changes = editing.edit_changes(*given, content_type, timeout, contract, unset=_UNSET)
         return editing.change_definition(self.store, app, api_id, changes)
+
+    def contract(self, app: str, api_id: str) -> Contract:
+        """The saved definition's contract (empty: nothing declared; docs/contracts.md)."""
+        return self.get(app, api_id).contract
+
+    def infer_contract(self, app: str, api_id: str) -> Contract:
+        """A draft contract of the saved definition from its examples and recorded calls,
+        and what it answers them now (run as the Test tab runs it). Not saved: read it,
+        then ``edit(app, api_id, contract=draft)``."""
+        return draft_contract(self.store, self.runner().test, self.get(app, api_id))
 
     def draft(self, app: str, api_id: str, **fields: Any) -> Definition:
         """A definition validated like ``create`` (sources compiled) but not saved."""

@@ -133,7 +133,8 @@ def test_logs_lists_entry_numbers_and_the_deployment_that_answered(ws: Workspace
     lines = out.splitlines()
     assert code == 0
     assert lines[0].split() == [
-        "ID", "AT", "STAGE", "APP", "METHOD", "PATH", "STATUS", "MS", "DEPLOYMENT", "CONSUMER"
+        "ID", "AT", "STAGE", "APP", "METHOD", "PATH", "STATUS", "MS", "DEPLOYMENT", "CONSUMER",
+        "ERROR",
     ]  # fmt: skip
     first = lines[1].split()
     assert (first[0], first[2:6], first[6], first[-2:]) == (

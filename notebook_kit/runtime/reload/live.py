@@ -28,6 +28,7 @@ from urllib.parse import unquote
 
 from ...domain.actions import ActionCode
 from ...domain.canary import DEPLOYMENT_HEADER, caller_bucket, caller_identity
+from ...domain.contract_checks import compile_contract
 from ...domain.models import Application, Definition
 from ...domain.routing import Match, RouteTable
 from ...sandbox.pace import Pace
@@ -57,6 +58,7 @@ class LiveAction:
         "app",
         "code",
         "content_type",
+        "contract",
         "definition",
         "ident",
         "is_async",
@@ -80,6 +82,8 @@ class LiveAction:
         self.run: Callable[..., Any] | None = None
         self.is_async = code.is_async
         self.content_type = definition.content_type
+        # its contract, compiled once per version (None: nothing declared, nothing checked)
+        self.contract = compile_contract(definition.contract)
         self.ident = (definition.app, definition.id)
         self.app = definition.app
         self.key = f"{stage}:{version}"

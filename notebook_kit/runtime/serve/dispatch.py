@@ -136,6 +136,15 @@ class Dispatcher:
                         verdict = await self._limit(caller, started)
                         if verdict is not None and not verdict.admitted:
                             refused = answers.too_many(verdict.retry_after, verdict.headers)
+                contract = action.contract
+                if refused is None and contract is not None and contract.checks_requests:
+                    violations = contract.check_request(
+                        match.params, request.query_string, request.headers, request.body
+                    )
+                    if violations:
+                        name = f"{action.app}/{action.definition.id}"
+                        refused = answers.unprocessable(name, violations)
+                        error = answers.contract_error(answers.REQUEST_CONTRACT, violations)
                 if refused is not None:
                     response = to_response(refused)
                 else:
@@ -155,6 +164,8 @@ class Dispatcher:
                         response, error = self._inline(action, req, stage, limit)
                     else:
                         response, error = await self._in_process(action, req, stage, limit, request)
+                    if contract is not None and error is None and contract.checks_responses:
+                        error = self._check_answer(action, stage, response)
                     if verdict is not None:
                         response.headers.update(verdict.headers)
         # perf_counter times: the log turns them into wall-clock time and a duration
@@ -253,6 +264,22 @@ class Dispatcher:
                 "action %s failed on %s:\n%s", name, stage.name, outcome.trace or outcome.error
             )
         return self._failed(action, stage, outcome.kind, outcome.error, limit)
+
+    def _check_answer(
+        self, action: LiveAction, stage: StageTable, response: HTTPResponse
+    ) -> str | None:
+        """The log's note on an answer that breaks its declared response (None: it
+        holds). The answer goes out unchanged."""
+        assert action.contract is not None
+        violations = action.contract.check_response(
+            response.status, response.content_type, bytes(response.body or b"")
+        )
+        if not violations:
+            return None
+        note = answers.contract_error(answers.RESPONSE_CONTRACT, violations)
+        name = f"{action.app}/{action.definition.id}"
+        log.warning("action %s on %s answered outside its contract: %s", name, stage.name, note)
+        return note
 
     def _failed(
         self, action: LiveAction, stage: StageTable, kind: str, error: str | None, limit: float
