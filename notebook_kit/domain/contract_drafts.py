@@ -142,8 +142,10 @@ def _body(requests: Sequence[SampleRequest]) -> RequestBody | None:
         media_type_of(next((v for k, v in r.headers.items() if k.lower() == "content-type"), ""))
         for r in sent
     ]
-    media_type = max(set(types), key=types.count) or "application/json"
-    bodies = [r.body for r, t in zip(sent, types, strict=True) if t in (media_type, "")]
+    typed = [t for t in types if t]
+    media_type = max(set(typed), key=typed.count) if typed else "application/json"
+    # the bodies sent as that media type (all of them when none said what it sent)
+    bodies = [r.body for r, t in zip(sent, types, strict=True) if t == media_type or not typed]
     required = len(sent) == len(requests)
     if is_json_media_type(media_type):
         try:
