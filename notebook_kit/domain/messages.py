@@ -8,6 +8,7 @@ encoder is built once per thread rather than once per call.
 from __future__ import annotations
 
 import json
+import math
 from datetime import date, datetime
 from decimal import Decimal
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
@@ -102,6 +103,8 @@ class ActionResponse:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError("Out of range Decimal values are not JSON compliant")
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, (datetime, date)):
         return value.isoformat()
@@ -109,7 +112,9 @@ def _json_default(value: Any) -> Any:
 
 
 # One encoder for every response: json.dumps with ``default=`` would build a new one per call.
-_JSON = json.JSONEncoder(default=_json_default)
+# NaN and Infinity are refused (``allow_nan=False``): ``NaN`` is not JSON, and a JSON
+# parser (``JSON.parse``) rejects the whole answer. The check is one C comparison per float.
+_JSON = json.JSONEncoder(default=_json_default, allow_nan=False)
 # Its C encoder, made once. ``JSONEncoder.encode`` builds one on every call: about half the
 # cost of a small answer. Without the circular-reference check (``check_circular=False``:
 # a dict of the containers being encoded, two updates each, 0.1 µs a row), so it holds no
@@ -127,16 +132,63 @@ _ENCODE = (
         _JSON.item_separator,
         False,  # sort_keys
         False,  # skipkeys
-        True,  # allow_nan
+        False,  # allow_nan
     )
 )
 
 
 def _json_bytes(body: Any) -> bytes:
-    """``body`` as ``_JSON`` encodes it (the standard separators), through ``_ENCODE``."""
-    if _ENCODE is None:
-        return _JSON.encode(body).encode()
-    return "".join(_ENCODE(body, 0)).encode()
+    """``body`` as ``_JSON`` encodes it (the standard separators), through ``_ENCODE``.
+    A NaN or an Infinity in it is a ``ValueError`` naming where, as a JSON pointer."""
+    try:
+        if _ENCODE is None:
+            return _JSON.encode(body).encode()
+        return "".join(_ENCODE(body, 0)).encode()
+    except ValueError:
+        found = _not_finite(body, "")
+        if found is None:
+            raise
+        pointer, value = found
+        raise ValueError(
+            f"res.body at {pointer} is {_number_name(value)}, which is not JSON "
+            "(JSON has no NaN or Infinity)"
+        ) from None
+
+
+def _not_finite(value: Any, pointer: str) -> tuple[str, Any] | None:
+    """The JSON pointer (RFC 6901) and value of the first NaN or Infinity in ``value``,
+    in the encoder's order; None if there is none. Walked only once encoding failed."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (pointer, value)
+    if isinstance(value, Decimal):
+        return None if value.is_finite() else (pointer, value)
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        here = f"{pointer}/{_key_text(key).replace('~', '~0').replace('/', '~1')}"
+        if isinstance(key, float) and not math.isfinite(key):
+            return here, key  # a key of NaN is refused too
+        found = _not_finite(item, here)
+        if found is not None:
+            return found
+    return None
+
+
+def _key_text(key: Any) -> str:
+    """A dict key or list index as the JSON document names it."""
+    if key is True or key is False or key is None:
+        return json.dumps(key)
+    return key if isinstance(key, str) else str(key)
+
+
+def _number_name(value: float | Decimal) -> str:
+    if value.is_nan() if isinstance(value, Decimal) else math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 def render_response(res: ActionResponse) -> tuple[int, CIMultiDict[Any], bytes, str | None]:

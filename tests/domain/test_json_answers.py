@@ -21,12 +21,18 @@ _JSON_VALUES = st.recursive(
 
 
 def _standard(body: Any) -> bytes:
-    return json.dumps(body, default=_json_default).encode()
+    return json.dumps(body, default=_json_default, allow_nan=False).encode()
 
 
 @given(_JSON_VALUES)
 def test_bytes_are_json_dumps_bytes(body: Any) -> None:
-    assert _json_bytes(body) == _standard(body)
+    try:
+        expected = _standard(body)
+    except ValueError:  # a NaN or an Infinity: not JSON
+        with pytest.raises(ValueError, match="which is not JSON"):
+            _json_bytes(body)
+    else:
+        assert _json_bytes(body) == expected
 
 
 @pytest.mark.parametrize(
@@ -35,7 +41,7 @@ def test_bytes_are_json_dumps_bytes(body: Any) -> None:
         {"id": "E003", "name": "Chloé Dubois", "age": 28},
         [{"price": Decimal("0.10")}, {"count": Decimal("3")}],
         {"when": datetime(2026, 11, 25, 12, 0), "day": date(2026, 11, 25)},
-        {"nan": float("nan"), "big": 2**70, "tiny": 5e-324, 1: "int key", None: "null key"},
+        {"big": 2**70, "tiny": 5e-324, 1: "int key", None: "null key"},
         [[[["deep"]]]],
     ],
 )
@@ -61,3 +67,25 @@ def test_a_body_that_holds_itself_fails(make: Any) -> None:
 def test_an_unknown_type_names_itself() -> None:
     with pytest.raises(TypeError, match=r"res\.body holds a set"):
         _json_bytes({"s": {1, 2}})
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ({"x": float("nan")}, "/x is NaN"),
+        ({"a": [1, {"b/c~": float("inf")}]}, "/a/1/b~1c~0 is Infinity"),
+        ([0.5, Decimal("-Infinity")], "/1 is -Infinity"),
+        ({1: [2, float("-inf")], None: Decimal("NaN")}, "/1/1 is -Infinity"),
+        ({None: Decimal("NaN")}, "/null is NaN"),
+    ],
+)
+def test_nan_or_infinity_is_refused_naming_its_json_pointer(body: Any, where: str) -> None:
+    """NaN is not JSON (``JSON.parse`` rejects it): the answer is a 500 whose error says
+    where it is, never ``NaN`` on the wire."""
+    res = ActionResponse()
+    res.body = body
+    with pytest.raises(ValueError) as raised:
+        render_response(res)
+    assert str(raised.value) == (
+        f"res.body at {where}, which is not JSON (JSON has no NaN or Infinity)"
+    )
