@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import json
-import socket
-import time
 from collections.abc import Iterator
 
 import pytest
+from support.raw_http import exchange, parse
 
 from notebook_kit.runtime.process.handles import BackgroundServer
 from notebook_kit.workspace.workspace import Workspace
@@ -21,32 +19,15 @@ def server(sample_workspace: Workspace) -> Iterator[BackgroundServer]:
         yield running
 
 
-def exchange(server: BackgroundServer, data: bytes, wait: float = 5.0) -> tuple[bytes, float]:
-    """Send ``data`` on a fresh connection; the first answer's bytes and how long it took."""
-    with socket.create_connection((server.host, server.port), timeout=wait) as sock:
-        sock.sendall(data)
-        started = time.monotonic()
-        try:
-            answer = sock.recv(65536)
-        except TimeoutError:
-            answer = b""
-        return answer, time.monotonic() - started
-
-
-def parse(answer: bytes) -> tuple[int, dict[str, str], object]:
-    head, _, body = answer.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    return int(status_line.split()[1]), headers, json.loads(body) if body else None
-
-
 def test_options_asterisk_answers_200_with_allow(server: BackgroundServer) -> None:
-    status, headers, body = parse(exchange(server, b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")[0])
+    status, headers, body = parse(
+        exchange(server.port, b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")[0]
+    )
     assert status == 200
     assert headers["allow"] == "GET, POST, PUT, DELETE, OPTIONS"
     assert headers["access-control-allow-origin"] == "*"
     assert body == {"message": "OK"}
-    status, _, _ = parse(exchange(server, b"GET * HTTP/1.1\r\nHost: x\r\n\r\n")[0])
+    status, _, _ = parse(exchange(server.port, b"GET * HTTP/1.1\r\nHost: x\r\n\r\n")[0])
     assert status == 400
 
 
@@ -76,7 +57,7 @@ def test_options_asterisk_answers_200_with_allow(server: BackgroundServer) -> No
     ],
 )
 def test_malformed_head_answers_400_json(server: BackgroundServer, request_bytes: bytes) -> None:
-    answer, _ = exchange(server, request_bytes)
+    answer, _ = exchange(server.port, request_bytes)
     status, headers, body = parse(answer)
     assert status == 400
     assert headers["access-control-allow-origin"] == "*"
@@ -89,7 +70,7 @@ def test_body_shorter_than_content_length_answers_408_within_the_timeout(
     short = (
         b"POST /dev/restapi_sample/calculator HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc"
     )
-    answer, took = exchange(server, short)
+    answer, took = exchange(server.port, short)
     status, headers, body = parse(answer)
     assert status == 408
     assert body == {"message": "Request Timeout"}
@@ -99,6 +80,6 @@ def test_body_shorter_than_content_length_answers_408_within_the_timeout(
 
 def test_well_formed_requests_still_pass(server: BackgroundServer) -> None:
     answer, _ = exchange(
-        server, b"OPTIONS /dev/restapi_sample/calculator HTTP/1.1\r\nHost: x\r\n\r\n"
+        server.port, b"OPTIONS /dev/restapi_sample/calculator HTTP/1.1\r\nHost: x\r\n\r\n"
     )
     assert parse(answer)[0] == 200
