@@ -103,7 +103,7 @@ def test_request_log_frame_has_types_and_app_column() -> None:
     frame = request_log_frame(ROWS)
     assert list(frame.columns) == [
         "at", "stage", "app", "method", "path", "status", "duration_ms", "deployment",
-        "consumer", "id",
+        "consumer", "id", "error",
     ]  # fmt: skip
     assert str(frame["at"].dtype).startswith("datetime64") and str(frame["at"].dt.tz) == "UTC"
     assert frame["status"].dtype == "int64" and frame["duration_ms"].dtype == "float64"

@@ -12,6 +12,7 @@ import pytest
 from notebook_kit import Workspace
 from notebook_kit.notebook.ui import Studio
 from notebook_kit.notebook.ui.feedback import Status
+from notebook_kit.notebook.ui.studio import TAB_TITLES
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def test_every_action_status_line_is_on_the_board(studio: Studio) -> None:
 
 def test_a_deploy_clears_the_rollback_line_that_named_another_live_one(studio: Studio) -> None:
     ws = studio.workspace
-    studio.tabs.selected_index = 2  # Deploy
+    studio.tabs.selected_index = TAB_TITLES.index("Deploy")
     first = ws.deploy("restapi_sample", "dev")
     studio.refresh()
     assert studio.deploy.rollback_target.value < first.id
@@ -111,7 +112,7 @@ def test_created_and_deleted_lines_clear_when_another_definition_opens(studio: S
 def test_a_change_elsewhere_clears_the_lines_but_our_own_action_does_not(
     studio: Studio,
 ) -> None:
-    studio.tabs.selected_index = 2
+    studio.tabs.selected_index = TAB_TITLES.index("Deploy")
     studio.deploy.deploy_dev.click()
     said = studio.deploy.status.text
     studio.refresh()  # what the poller does after our own deploy moved the store

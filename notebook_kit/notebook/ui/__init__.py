@@ -1,8 +1,8 @@
 """The notebook studio: ipywidgets over one ``Workspace``.
 
 ``notebook_kit.studio(ws)`` returns a :class:`Studio`: the application bar and the
-definition list on the left, the tabs Edit | Test | Deploy | Logs | Resources | Server on
-the right. Every panel is a thin face: it reads its inputs, calls one ``Workspace`` method,
+definition list on the left, the tabs Edit | Test | Contract | Deploy | Logs | Resources |
+Server | Consumers | Secrets on the right. Every panel is a thin face: it reads its inputs, calls one ``Workspace`` method,
 and shows the result or the refusal in its OWN status line beside the button that caused
 it. Destructive or prod-affecting actions ask first (``Confirm``: a question, "Confirm ...",
 Cancel). No rule lives here.
@@ -19,7 +19,8 @@ A ``Confirm`` bar ``X`` (``.nk-confirm.X``) holds ``button.X-confirm`` and
 Shell: layout, list and state
     nk-studio               the whole studio (HBox of the sidebar and the tabs)
     nk-sidebar              the left pane: application bar, search, New, the list
-    nk-tabs                 the right pane (Tab): Edit, Test, Deploy, Logs, Resources, Server
+    nk-tabs                 the right pane (Tab): Edit, Test, Contract, Deploy, Logs,
+                            Resources, Server, Consumers, Secrets
     nk-search               search box (Text, filters the list live by label, path or ID)
     nk-new                  "New definition" button (asks first if the form is unsaved)
     nk-discard-ask          Confirm: discard unsaved edits (before New, another row or
@@ -52,6 +53,14 @@ Definition form (nk-form, in the Edit tab)
     nk-error                every field's error line (HTML); each also nk-error-<field> with
                             <field> one of app id label method resource content_type timeout
                             constants action functions
+
+Contract panel (nk-contract-panel, in the Contract tab)
+    nk-contract-summary     HTML: what is declared (rows tr.nk-contract-parameter,
+                            p.nk-contract-body, p.nk-contract-response)
+    nk-contract-editor      CodeEditor holding the contract as JSON (Ctrl/Cmd+S saves)
+    nk-contract-infer, nk-contract-save, nk-contract-revert, nk-contract-clear
+                            Buttons; Clear asks first (Confirm nk-contract-clear-ask)
+    nk-contract-status      the tab's status line
 
 Test panel (nk-test)
     nk-test-request         HTML: the method and the full dev URL of the call (the URL in

@@ -1,8 +1,8 @@
 """``Studio``: the whole notebook studio, wiring the panels to one ``Workspace``.
 
 Two panes: on the left the application bar, the search, New and the definition list; on
-the right the tabs Edit | Test | Deploy | Logs | Resources | Server | Consumers | Secrets.
-The studio
+the right the tabs Edit | Test | Contract | Deploy | Logs | Resources | Server | Consumers |
+Secrets. The studio
 owns the state every panel agrees on: the application shown, the definition open
 (``current``), and whether the form holds unsaved edits (then New, another row or another
 application first asks to discard them). A ``StorePoller`` refreshes everything within a
@@ -23,6 +23,7 @@ from ...workspace.workspace import Workspace
 from ..serving import background_servers
 from .applications import ApplicationBar
 from .consumers import ConsumersPanel
+from .contract import ContractPanel
 from .definition_list import DefinitionList, list_rows
 from .deploy import DeployPanel
 from .feedback import Confirm, Status, StatusBoard
@@ -40,7 +41,17 @@ from .tester import TestPanel
 
 __all__ = ["TAB_TITLES", "Studio"]
 
-TAB_TITLES = ("Edit", "Test", "Deploy", "Logs", "Resources", "Server", "Consumers", "Secrets")
+TAB_TITLES = (
+    "Edit",
+    "Test",
+    "Contract",
+    "Deploy",
+    "Logs",
+    "Resources",
+    "Server",
+    "Consumers",
+    "Secrets",
+)
 _LOGS_TAB = TAB_TITLES.index("Logs")
 _CONSUMERS_TAB = TAB_TITLES.index("Consumers")
 
@@ -92,6 +103,7 @@ class Studio(widgets.HBox):
         self.tester = TestPanel(
             workspace, base_url=self.server_panel.base_url, draft=self.form.draft
         )
+        self.contract = ContractPanel(workspace)
         self.deploy = DeployPanel(
             workspace,
             base_url=self.server_panel.base_url,
@@ -124,6 +136,7 @@ class Studio(widgets.HBox):
         panes = (
             edit,
             self.tester,
+            self.contract,
             self.deploy,
             self.logs,
             self.resources,
@@ -183,6 +196,7 @@ class Studio(widgets.HBox):
         self.board.clear()  # another context: what the status lines said is past
         self._show_list()
         self.tester.load(definition)
+        self.contract.load(definition)
         self.deploy.load(self.app, definition, refresh=self._shown(self.deploy))
         self.manage.load(self.app, definition)
         if self._shown(self.logs):
