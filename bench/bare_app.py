@@ -17,6 +17,7 @@ import sqlite3
 from decimal import Context, Decimal
 from typing import Any
 
+import jsonschema_rs
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
@@ -130,6 +131,45 @@ async def employee(request: Request, employee_id: str) -> HTTPResponse:
         message = f"Employee ID {employee_id} not found."
         return json_answer({"message": message}, 404)
     return json_answer({"id": row[0], "name": row[1], "age": row[2]})
+
+
+# The validated endpoint's checks, compiled once, as notebook-kit compiles its contract:
+# the query's page and the JSON body, each against its schema, before the work.
+PAGE = jsonschema_rs.validator_for(
+    {"type": "object", "required": ["page"],
+     "properties": {"page": {"type": "integer", "minimum": 1, "maximum": 1000}}}
+)  # fmt: skip
+ITEM = jsonschema_rs.validator_for(
+    {
+        "type": "object",
+        "required": ["name", "qty"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "qty": {"type": "integer", "minimum": 1},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+)
+
+
+@app.post("/dev/bench/items")
+async def items(request: Request) -> HTTPResponse:
+    """The validated endpoint: a 422 unless the query and the body keep their schemas."""
+    if not authorised(request):
+        return forbidden()
+    page = request.args.get("page")
+    query = {"page": int(page) if page is not None and page.isdigit() else page}
+    try:
+        item = json.loads(request.body)
+    except ValueError:
+        item = None
+    if request.content_type != "application/json" or not (
+        PAGE.is_valid(query) and ITEM.is_valid(item)
+    ):
+        return json_answer({"message": "Unprocessable Content"}, 422)
+    answer = {"name": item["name"], "qty": item["qty"], "page": query["page"]}
+    return json_answer(answer, 201)
 
 
 @app.get("/dev/bench/employees")

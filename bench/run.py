@@ -1,7 +1,7 @@
 """Load benchmark: notebook_kit's Sanic runtime against a bare Sanic app.
 
     python bench/run.py [--rounds 5] [--duration 5] [--connections 32] [--workers 1]
-                        [--threads 1] [--endpoints calculator,employee,list]
+                        [--threads 1] [--endpoints calculator,employee,list,validated]
                         [--baseline TREE] [--json FILE] [--self-test]
                         [--caller stage|consumer|limited]
 
@@ -37,10 +37,15 @@ CALCULATOR = "/dev/restapi_sample/calculator"
 EMPLOYEE = "/dev/restapi_sample/employee/"
 CALCULATOR_BODY = '{"arg1": 12.5, "arg2": 7.25, "operation": "plus"}'
 LIST = "/dev/bench/employees"  # a definition the benchmark adds: 20 rows as a JSON list
+# A definition the benchmark adds with a contract (a query parameter and a JSON body
+# declared, both checked before the action runs); bare_app.py checks the same by schema.
+ITEMS = "/dev/bench/items?page=2"
+ITEM_BODY = '{"name": "pen", "qty": 3, "tags": ["office", "blue"]}'
 ENDPOINTS = {
     "calculator": ("POST", CALCULATOR, CALCULATOR_BODY),
     "employee": ("GET", EMPLOYEE + "E003", None),
     "list": ("GET", LIST, None),
+    "validated": ("POST", ITEMS, ITEM_BODY),
 }
 SERVERS = ("ours", "bare")
 CPU_TARGET = 1.10  # ours / bare, at most
@@ -51,6 +56,31 @@ LIST_ACTION = """\
 res.headers["Access-Control-Allow-Origin"] = "*"
 res.body = db.query("SELECT id, name, age FROM staff ORDER BY id LIMIT 20")
 """
+ITEMS_ACTION = """\
+import json
+item = json.loads(req.body)
+page = int(req.queryStringParameters["page"])
+res.statusCode = 201
+res.body = {"name": item["name"], "qty": item["qty"], "page": page}
+"""
+ITEMS_CONTRACT = {
+    "parameters": [
+        {"name": "page", "in": "query", "required": True,
+         "schema": {"type": "integer", "minimum": 1, "maximum": 1000}},
+    ],
+    "body": {
+        "schema": {
+            "type": "object",
+            "required": ["name", "qty"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "qty": {"type": "integer", "minimum": 1},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    },
+}  # fmt: skip
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SAMPLE_EMPLOYEES = [
     ("E001", "Alice", 34),
@@ -269,6 +299,7 @@ def check_same_answers(servers: list[Server]) -> None:
         ("GET", EMPLOYEE + "E999", None, 404),
         ("GET", EMPLOYEE + "E003", None, 403),  # sent with a wrong key
         ("GET", LIST, None, 200),
+        ("POST", ITEMS, ITEM_BODY, 201),
     ]
     for method, path, body, status in checks:
         answers = []
@@ -333,6 +364,16 @@ def prepare_sample(home: Path, env: dict[str, str]) -> tuple[Path, str]:
         env,
         *("create", "bench", "employees", "--label", "Staff list", "--method", "get"),
         *("--resource", "employees", "--action-file", str(action)),
+    )
+    items = home / "items_action.py"
+    items.write_text(ITEMS_ACTION)
+    contract = home / "items_contract.json"
+    contract.write_text(json.dumps(ITEMS_CONTRACT))
+    run_cli(
+        env,
+        *("create", "bench", "items", "--label", "Add an item", "--method", "post"),
+        *("--resource", "items", "--action-file", str(items)),
+        *("--contract-file", str(contract)),
     )
     run_cli(env, "deploy", "bench", "--stage", "dev")
     keys = run_cli(env, "keys")
