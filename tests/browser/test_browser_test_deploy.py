@@ -1,8 +1,11 @@
-"""The Test and Deploy tabs in a real JupyterLab, through Debian's Chromium (Playwright).
+"""The Test, Deploy and Contract tabs in a real JupyterLab, through Debian's Chromium
+(Playwright).
 
 What only a browser shows: the status is coloured by its class, a history row's Re-run
 button reaches the kernel and runs that call again, the curl line reveals the key on
-request, and prod's confirmation shows whole and its Cancel changes nothing.
+request, prod's confirmation shows whole and its Cancel changes nothing; a contract drafted
+by the kernel appears in the editor, Ctrl+S there saves it and the summary follows, and
+Clear asks first.
 Screenshot: ``test-artifacts/screenshots/test-deploy.png``.
 """
 
@@ -116,6 +119,22 @@ def test_test_and_deploy_tabs_in_jupyterlab(page: Any, lab: dict[str, Any]) -> N
     row = page.locator(f'.nk-deployments-prod tr[data-deployment-id="{newest.id}"]')
     expect(row.locator(".nk-live")).to_be_visible()
     expect(page.locator(".nk-deployments-prod .nk-live")).to_have_count(1)
+
+    # the Contract tab: a draft in the editor, Ctrl+S saves it, the summary follows
+    page.locator("button.nk-contract-infer").click()
+    contract = page.locator(".nk-contract-editor .cm-content")
+    expect(contract).to_contain_text('"in": "path"')
+    expect(page.locator(".nk-contract-status")).to_contain_text("not saved yet")
+    contract.click()
+    page.keyboard.press("Control+s")
+    expect(page.locator(".nk-contract-status")).to_contain_text("Contract saved")
+    expect(page.locator(".nk-contract-summary tr.nk-contract-parameter")).to_contain_text("id")
+    saved = Workspace(lab["home"]).contract("restapi_sample", "employee")
+    assert [(p.location, p.name) for p in saved.parameters] == [("path", "id")]
+    page.locator("button.nk-contract-clear").click()
+    page.locator("button.nk-contract-clear-ask-confirm").click()
+    expect(page.locator(".nk-contract-summary")).to_contain_text("Nothing declared")
+    assert Workspace(lab["home"]).contract("restapi_sample", "employee").is_empty
 
     expect(page.locator(STDERR_OUTPUT)).to_have_count(0)
     page.locator(".jp-Cell").first.screenshot(path=str(SCREENSHOTS / "test-deploy.png"))

@@ -49,6 +49,7 @@ import os
 import ipywidgets as widgets
 
 from notebook_kit import Workspace
+from notebook_kit.notebook.ui.contract import ContractPanel
 from notebook_kit.notebook.ui.deploy import DeployPanel
 from notebook_kit.notebook.ui.tester import TestPanel
 
@@ -60,7 +61,9 @@ tester = TestPanel(ws, lambda: server.url, lambda: employee)
 tester.load(employee)
 deploy = DeployPanel(ws, lambda: server.url)
 deploy.load("restapi_sample", employee)
-widgets.VBox([tester, deploy])"""
+contract = ContractPanel(ws)
+contract.load(employee)
+widgets.VBox([tester, deploy, contract])"""
 
 
 def free_port() -> int:
