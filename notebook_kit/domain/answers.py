@@ -47,6 +47,7 @@ __all__ = [
     "file_stored",
     "file_too_large",
     "forbidden",
+    "header_fields_too_large",
     "limit_text",
     "message",
     "method_not_allowed",
@@ -57,6 +58,7 @@ __all__ = [
     "too_large",
     "too_many",
     "unprocessable",
+    "uri_too_long",
 ]
 
 CORS = {"Access-Control-Allow-Origin": "*"}
@@ -158,6 +160,23 @@ def too_large(limit: int) -> Answer:
     return message(413, f"Request body is larger than {limit} bytes")
 
 
+def uri_too_long(limit: int) -> Answer:
+    """A request target so long that the request line alone fills the head's limit."""
+    return message(
+        414,
+        f"URI Too Long: the request target is longer than a request head's limit ({limit} bytes)",
+    )
+
+
+def header_fields_too_large(limit: int) -> Answer:
+    """A head (request line and header fields) larger than its limit."""
+    return message(
+        431,
+        "Request Header Fields Too Large: the request head is longer than its limit "
+        f"({limit} bytes)",
+    )
+
+
 def request_timeout() -> Answer:
     return message(408, "Request Timeout")
 
@@ -212,7 +231,7 @@ def file_stored(info: bytes, created: bool) -> Answer:
 def asterisk(method: str) -> Answer:
     """``OPTIONS *`` (RFC 9110 9.3.7): 200 with the methods served; another method: 400."""
     if method == "OPTIONS":
-        return message(200, "OK", {"Allow": "GET, POST, PUT, DELETE, OPTIONS"})
+        return message(200, "OK", {"Allow": "GET, HEAD, POST, PUT, DELETE, OPTIONS"})
     return bad_request()
 
 

@@ -115,15 +115,20 @@ class RouteTable(Generic[E]):
 
         Literal segments win over parameters; the most specific resource with any method
         deployed is the one that answers. None means no such resource (404); a Match with
-        no endpoint means the resource exists without this method (405).
+        no endpoint means the resource exists without this method (405), and ``allowed``
+        the methods it has. A resource with GET answers HEAD with its GET endpoint.
         """
         params: dict[str, str] = {}
         node = _find(self._root, segments, 0, params)
         if node is None:
             return None
-        endpoint = node.methods.get(method)
+        methods = node.methods
+        endpoint = methods.get(method)
+        if endpoint is None and method == "HEAD":
+            endpoint = methods.get("GET")  # RFC 9110 9.3.2: the GET's answer, without body
         if endpoint is None:
-            return Match(None, params, tuple(sorted(node.methods)))
+            allowed = [*methods, "HEAD"] if "GET" in methods else methods
+            return Match(None, params, tuple(sorted(allowed)))
         return Match(endpoint, params, ())
 
 

@@ -139,6 +139,14 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_float,
     ),
     Setting(
+        "send_timeout",
+        60.0,
+        "Seconds an answer waits for a caller that reads none of it; past it the "
+        "connection is closed and the cut logged (a slow reader that keeps reading gets "
+        "the whole answer, however long it takes).",
+        _positive_float,
+    ),
+    Setting(
         "descriptor_reserve",
         256,
         "File descriptors each worker keeps free of client connections (past the rest, a "

@@ -4,6 +4,7 @@ action called over HTTP on a real server, and presigned links fetched from that 
 from __future__ import annotations
 
 import base64
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from support.raw_http import read_until_closed
 
 from notebook_kit.builtins import presign
 from notebook_kit.runtime.process.handles import BackgroundServer
@@ -216,6 +218,9 @@ def test_presigned_get_downloads_the_file_from_the_request_host(api: Api) -> Non
     assert response.json() == {"a": 1}
     assert response.headers["content-type"] == "application/json"
     assert response.headers["x-content-type-options"] == "nosniff"
+    head = httpx.head(url)  # HEAD: the GET's answer, without its body
+    assert (head.status_code, head.content) == (200, b"")
+    assert dict(head.headers) == dict(response.headers)
 
 
 def _tamper(url: str, part: str) -> str:
@@ -281,6 +286,23 @@ def test_presigned_put_uploads_then_replaces(api: Api) -> None:
     second = httpx.put(url, content=b"new")
     assert second.status_code == 200
     assert api("getFile", "uploads/photo.bin")["size"] == 3
+
+
+def test_presigned_put_that_expects_100_continue_stores_its_body(api: Api) -> None:
+    """curl sends ``Expect: 100-continue`` with a large upload: the body is read (the 100
+    first) and stored whole."""
+    url = urlsplit(api("getPresignedUrl", "up.bin", {"method": "PUT"}))
+    body = bytes(range(256)) * 8
+    head = (
+        f"PUT {url.path}?{url.query} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+        "Expect: 100-continue\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", api.server.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 201 ")
+    assert base64.b64decode(api("getFile", "up.bin")["content"]["base64"]) == body
 
 
 def test_presigned_put_over_max_file_bytes_gets_413(api: Api) -> None:

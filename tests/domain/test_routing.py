@@ -133,7 +133,10 @@ def _table(definitions: list[Definition]) -> RouteTable[str]:
         ("OPTIONS", "restapi_sample/employee/x", "options_employee_id", {"id": "x"}, ()),
         ("POST", "restapi_sample/calculator", "post_calculator", {}, ()),
         ("GET", "restapi_sample/calculator", None, {}, ("OPTIONS", "POST")),
-        ("DELETE", "restapi_sample/employee/E1", None, {"id": "E1"}, ("GET", "OPTIONS")),
+        ("DELETE", "restapi_sample/employee/E1", None, {"id": "E1"}, ("GET", "HEAD", "OPTIONS")),
+        ("HEAD", "restapi_sample/employee/E1", "get_employee_id", {"id": "E1"}, ()),
+        ("HEAD", "restapi_sample/calculator", None, {}, ("OPTIONS", "POST")),
+        ("TRACE", "restapi_sample/calculator", None, {}, ("OPTIONS", "POST")),
         ("GET", "restapi_sample/employee/é", "get_employee_id", {"id": "é"}, ()),
     ],
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from typing import BinaryIO
 
 __all__ = ["exchange", "parse", "read_answer", "read_until_closed"]
 
@@ -30,22 +31,20 @@ def parse(answer: bytes) -> tuple[int, dict[str, str], object]:
     return int(status_line.split()[1]), headers, json.loads(body) if body else None
 
 
-def read_answer(sock: socket.socket, head_only: bool = False) -> tuple[bytes, bytes]:
-    """One whole answer from ``sock``: its head (up to the empty line, excluded) and its
-    body (``Content-Length`` bytes; none for ``head_only``, the answer to a HEAD)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed before a whole head: {data!r}")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = 0 if head_only else parse(head + b"\r\n\r\n")[1].get("content-length", "0")
-    while len(body) < int(length):
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed after {len(body)} of {length} body bytes")
-        body += chunk
+def read_answer(reader: BinaryIO, head_only: bool = False) -> tuple[bytes, bytes]:
+    """One whole answer from ``reader`` (a socket's ``makefile("rb")``, so what follows the
+    answer stays there for the next call): its head (without the empty line that ends
+    it) and its body (``Content-Length`` bytes; none for ``head_only``, a HEAD's answer)."""
+    lines = []
+    while (line := reader.readline()) != b"\r\n":
+        if not line:
+            raise ConnectionError(f"closed before a whole head: {b''.join(lines)!r}")
+        lines.append(line)
+    head = b"".join(lines)[:-2]
+    length = 0 if head_only else int(parse(head)[1].get("content-length", "0"))
+    body = reader.read(length)
+    if len(body) < length:
+        raise ConnectionError(f"closed after {len(body)} of {length} body bytes")
     return head, body
 
 

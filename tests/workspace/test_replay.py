@@ -6,6 +6,7 @@ diffed; refusals are clear and change nothing. The CLI too."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from support.live import LocalLive
 from support.polling import wait_until
 from support.processes import run_cli
+from support.raw_http import read_until_closed
 
 from notebook_kit.domain.recording import REDACTED
 from notebook_kit.errors import NotFoundError, ValidationError
@@ -200,6 +202,24 @@ def test_recordings_wait_for_calls_in_flight_and_are_dropped_if_cut_short(
     hooks.records[1e18] = {"path": "/in/flight"}
     assert hooks.attach([], 60.0) == []
     assert list(hooks.records) == [1e18]  # the stale one is dropped, the recent kept
+
+
+def test_a_recorded_call_that_expects_100_continue_keeps_its_body(echo: Workspace) -> None:
+    """A stage that records reads a body held back for ``100 Continue`` to keep it."""
+    echo.set_setting("record_requests_dev", "true")
+    head = (
+        f"POST /dev/{APP}/say/hi HTTP/1.1\r\nHost: x\r\nx-api-key: {echo.keys()['dev']}\r\n"
+        "Content-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    )
+    with BackgroundServer(echo) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(head.encode())
+            assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+            sock.sendall(b"hello")
+            assert read_until_closed(sock).startswith(b"HTTP/1.1 200 ")
+        wait_until(lambda: echo.request_log() and echo.request_log()[-1]["recorded"])
+    entry = echo.store.request_log_entry(int(echo.request_log()[-1]["id"]))
+    assert entry is not None and entry["request"]["body"] == b"hello"
 
 
 def test_record_and_replay_on_postgres(tmp_path: Path, fresh_database: str) -> None:

@@ -18,6 +18,16 @@ per-connection timeout check, so nothing is added per request:
   call, the new one is closed instead. So slow connections cannot take the descriptors
   that real callers, who send a whole request at once, need.
 
+* **an answer to a slow reader** goes out whole as long as the reader keeps reading.
+  Sanic wrote an answer in one piece and then counted the connection idle: a reader
+  still taking a large answer was cut after the keep-alive timeout and Sanic's 5 s close
+  grace, silently (a 50 MB answer read at 1 MB/s ended after about 15 MB). An answer
+  over ``PACED_BYTES`` is sent by ``send_paced``, a piece at a time, each once the
+  previous has left the write buffer; a reader that takes nothing for ``send_timeout``
+  seconds is cut: the connection aborted, a warning logged, and the call's request-log
+  entry says so (``SendTimeout: ...``). While any answer's bytes are still leaving, the
+  connection is not idle (the periodic check sees the write buffer shrink).
+
 ``raise_descriptor_limit`` lifts the soft ``RLIMIT_NOFILE`` to the hard limit at start.
 
 The head's first sighting is kept in ``Http.perft0``: Sanic resets it to None for every
@@ -27,34 +37,51 @@ is complete, so it tells one request's head from the next without any per-reques
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import fcntl
+import logging
 import resource
+import struct
+import termios
 import time
 from typing import Any
 
 from sanic.exceptions import RequestTimeout
+from sanic.helpers import has_message_body
 from sanic.http import Stage
 from sanic.server.protocols.http_protocol import HttpProtocol
 
 __all__ = [
+    "PACED_BYTES",
     "GuardedProtocol",
     "apply_connection_settings",
     "connection_limit",
+    "is_paced",
     "raise_descriptor_limit",
+    "send_paced",
     "stop_keeping_alive",
 ]
 
+log = logging.getLogger("notebook_kit.runtime")
+
 _monotonic = time.monotonic
 _perf_counter = time.perf_counter
+
+# An answer larger than this goes out paced (``send_paced``): the high-water mark of a
+# transport's write buffer (Sanic's 64 KiB), past which a write can be left waiting in it.
+PACED_BYTES = 1 << 16
+_PIECE = 1 << 18  # what one write of a paced answer hands the transport
 
 
 class GuardedProtocol(HttpProtocol):
     """Sanic's HTTP/1 protocol with whole-head and whole-body deadlines and a connection
     cap (see the module docstring). The cap is ``app.config.NK_CONNECTION_LIMIT``."""
 
-    __slots__ = ()
+    __slots__ = ("_unsent",)
 
     def connection_made(self, transport: Any) -> None:
+        self._unsent = 0  # the write buffer's size at the last check
         super().connection_made(transport)
         connections = self.connections
         self.app.ctx.connections = connections  # for stop_keeping_alive
@@ -98,14 +125,105 @@ class GuardedProtocol(HttpProtocol):
             elif stage is Stage.HANDLER:
                 if http.request_body and _perf_counter() - http.perft0 > self.request_timeout:
                     return self._cut(http)
-            elif stage is Stage.IDLE and self.signal.stopped:
-                return self.close()
+            elif stage is Stage.RESPONSE:
+                self._time = _monotonic()  # a paced answer: send_paced bounds its wait
+            elif stage is Stage.IDLE:
+                if self.signal.stopped:
+                    return self.close()
+                transport = self.transport
+                unsent = transport.get_write_buffer_size() if transport is not None else 0
+                if unsent or self._unsent:  # an answer still leaving: idle once it stops
+                    unsent = _unsent(transport) if transport is not None else 0
+                    if unsent != self._unsent:
+                        self._unsent = unsent
+                        self._time = _monotonic()
         return super().check_timeouts()
 
     def _cut(self, http: Any) -> None:
         http.exception = RequestTimeout("Request Timeout")
         http.keep_alive = False
         self._task.cancel("Cancel connection task with a timeout")  # type: ignore[union-attr]
+
+
+def is_paced(request: Any, response: Any) -> bool:
+    """Whether ``response`` (its body over ``PACED_BYTES``) goes out by ``send_paced``:
+    a body that is sent (not to HEAD, not a status without one), on an HTTP/1 stream."""
+    stream = request.stream
+    return (
+        stream is not None
+        and not stream.head_only
+        and has_message_body(response.status)
+        and getattr(stream, "protocol", None) is not None
+    )
+
+
+async def send_paced(request: Any, response: Any) -> str | None:
+    """Send ``response`` a piece at a time, each once the previous one has left the write
+    buffer, so a reader gets the whole answer however slowly it reads. A reader that
+    takes nothing for ``send_timeout`` seconds is cut (module docstring): returns the
+    request log's error then, else None."""
+    stream = request.stream
+    protocol = stream.protocol
+    timeout = protocol.app.config.NK_SEND_TIMEOUT
+    view = memoryview(response.body)
+    size = len(view)
+    response.headers["content-length"] = str(size)  # Sanic sends the pieces as they come
+    await request.respond(response)
+    for start in range(0, size, _PIECE):
+        if not await _drained(protocol, timeout):
+            unsent = size - start + _unsent(protocol.transport)
+            why = (
+                f"SendTimeout: the caller read nothing of the answer for {timeout:g} s; "
+                f"{unsent} of its {size} bytes unsent"
+            )
+            log.warning("answer to %s %s cut: %s", request.method, request.path, why)
+            stream.keep_alive = False
+            stream.response_func = None  # nothing more of it goes out
+            protocol.abort()
+            return why
+        await response.send(view[start : start + _PIECE], end_stream=start + _PIECE >= size)
+    return None
+
+
+async def _drained(protocol: Any, timeout: float) -> bool:
+    """Wait until the write buffer is below its low-water mark (the transport then lets
+    the protocol write again); False once it has not shrunk for ``timeout`` seconds."""
+    can_write = protocol._can_write
+    if can_write.is_set():
+        return True
+    transport = protocol.transport
+    left = _unsent(transport)
+    step = min(1.0, timeout / 4)
+    quiet = 0.0
+    while True:
+        try:
+            await asyncio.wait_for(can_write.wait(), step)
+            return True
+        except TimeoutError:
+            now = _unsent(transport)
+            if now < left:
+                left, quiet = now, 0.0
+            else:
+                quiet += step
+                if quiet >= timeout:
+                    return False
+
+
+def _unsent(transport: Any) -> int:
+    """Bytes written but not yet taken by the reader: the transport's write buffer, and the
+    socket's send queue (Linux ``SIOCOUTQ``). The write buffer alone moves only when the
+    kernel frees a third of its send buffer (megabytes on a fast link); the queue moves
+    with every window the reader opens."""
+    left: int = transport.get_write_buffer_size()
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError, ValueError):
+            left += _INT.unpack(fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, _INT_BYTES))[0]
+    return left
+
+
+_INT = struct.Struct("i")
+_INT_BYTES = bytes(_INT.size)
 
 
 def connection_limit(reserve: int) -> int:
@@ -127,10 +245,12 @@ def raise_descriptor_limit() -> int:
 
 
 def apply_connection_settings(config: Any, settings: Any) -> None:
-    """The request, body and keep-alive timeouts and the connection cap, from settings."""
+    """The request, body, keep-alive and send timeouts and the connection cap, from
+    settings."""
     config.REQUEST_TIMEOUT = settings["request_timeout"]
     config.RESPONSE_TIMEOUT = settings["request_timeout"]
     config.KEEP_ALIVE_TIMEOUT = settings["keep_alive_timeout"]
+    config.NK_SEND_TIMEOUT = settings["send_timeout"]
     config.NK_CONNECTION_LIMIT = connection_limit(settings["descriptor_reserve"])
 
 

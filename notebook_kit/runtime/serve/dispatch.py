@@ -32,8 +32,10 @@ from ..process.pages import INLINE, SEQ, SLEEPING
 from ..reload.live import LiveAction, LiveState, LogEntry, StageTable
 from .allotments import Allotments, Verdict
 from .callers import Caller, caller_of
+from .connections import PACED_BYTES, is_paced, send_paced
 from .hooks import Hooks
 from .limits import retry_after
+from .request_body import HELD, read_held
 from .reserved import ReservedPaths
 from .responses import ActionAnswer, UntypedActionAnswer, to_response
 
@@ -83,7 +85,7 @@ class Dispatcher:
 
     # -- the request path ---------------------------------------------------------------
 
-    async def handle(self, request: Request, rest: str = "") -> HTTPResponse:
+    async def handle(self, request: Request, rest: str = "") -> HTTPResponse | None:
         """Every request. The deployed-API path is written out here, in one function,
         because it runs for every call: it adds as little as it can to Sanic's own work.
         (``rest`` is the catch-all route's parameter, named so Sanic's call binds it
@@ -104,6 +106,8 @@ class Dispatcher:
             response = await self._reserved.answer(request, live, parts)
         else:
             if stage.hooks is not None:  # a canary runs or calls are recorded here
+                if request.body is HELD and stage.hooks.record_bytes:
+                    await read_held(request)  # the recording keeps it
                 stage = self._hooks.before(stage, request, parts, started)
             stage_name = stage.name
             try:
@@ -136,6 +140,8 @@ class Dispatcher:
                         verdict = await self._limit(caller, started)
                         if verdict is not None and not verdict.admitted:
                             refused = answers.too_many(verdict.retry_after, verdict.headers)
+                if refused is None and request.body is HELD:  # the caller awaits a 100
+                    await read_held(request)  # Continue (request_body.py): read it now
                 contract = action.contract
                 if refused is None and contract is not None and contract.checks_requests:
                     violations = contract.check_request(
@@ -150,7 +156,7 @@ class Dispatcher:
                 else:
                     ran = action_key
                     req = ActionRequest(
-                        method,
+                        "GET" if method == "HEAD" else method,  # HEAD: the GET's answer
                         path,
                         stage.name,
                         request.headers,
@@ -174,11 +180,29 @@ class Dispatcher:
             started, perf_counter(), stage_name, key, response.status, ran, error, served,
             consumer,
         )  # fmt: skip
+        if len(response.body or b"") > PACED_BYTES and is_paced(request, response):
+            await self._send_paced(request, response, entry)  # Sanic has nothing to send
+            return None
         pending = self._pending_log
         if not pending:
             self._flushing = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
         pending.append(entry)
         return response
+
+    async def _send_paced(self, request: Request, response: HTTPResponse, entry: Any) -> None:
+        """Send a large answer at its reader's pace (``connections.send_paced``); its log
+        entry once it is sent, with the error of a cut if its reader stopped reading."""
+        cut = None
+        try:
+            cut = await send_paced(request, response)
+        finally:
+            if cut is not None and entry[6] is None:
+                entry = (*entry[:6], cut, *entry[7:])
+            pending = self._pending_log
+            if not pending:
+                loop = asyncio.get_running_loop()
+                self._flushing = loop.call_later(FLUSH_SECONDS, self.flush)
+            pending.append(entry)
 
     async def _limit(self, caller: Caller, started: float) -> Verdict | None:
         """A limited consumer's verdict; None where this dispatcher has no share of the

@@ -35,12 +35,15 @@ def answer_file_link(
     body: bytes,
     content_type: str | None,
 ) -> Answer:
-    """GET serves the file; PUT stores ``body`` (201 created, 200 replaced); OPTIONS
-    answers a browser's preflight. Anything else is 405."""
+    """GET serves the file (HEAD: a GET link's answer, which the server sends without
+    its body); PUT stores ``body`` (201 created, 200 replaced); OPTIONS answers a
+    browser's preflight. Anything else is 405."""
     if method == "OPTIONS":
         return answers.file_preflight()
+    if method == "HEAD":
+        method = "GET"
     if method not in ("GET", "PUT"):
-        return answers.method_not_allowed(("GET", "PUT", "OPTIONS"))
+        return answers.method_not_allowed(("GET", "HEAD", "OPTIONS", "PUT"))
     path = unquote(raw_path[len(PREFIX) :])
     reason = services.check_link(method, path, expires, signature)
     if reason is not None:

@@ -1,8 +1,11 @@
 """``create_app``: a worker's ``Dispatcher`` wired into a Sanic application.
 
 Every path goes to ``Dispatcher.handle``; the errors Sanic raises before the handler runs
-(a body too large, a head too slow or malformed) become the answers of
-``domain.answers`` too. The app's limits follow the live state (``apply_settings``).
+(a body too large, a head too large, too slow or malformed) become the answers of
+``domain.answers`` too. Sanic routes the methods of ``_ALL_METHODS``; a request with any
+other method (``TRACE``, ``CONNECT /path``, any token) goes to the dispatcher from Sanic's
+405, so it gets the path's 405 with ``Allow`` (or its 404) like any other. The app's
+limits follow the live state (``apply_settings``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sanic import Sanic
-from sanic.exceptions import PayloadTooLarge, SanicException
+from sanic.exceptions import MethodNotAllowed, PayloadTooLarge, SanicException
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
@@ -21,7 +24,8 @@ from ...builtins.presign import use_serving_request
 from ...domain import answers
 from .connections import apply_connection_settings
 from .dispatch import Dispatcher
-from .http_guard import GuardedRequest, timeout_status
+from .http_guard import GuardedRequest, oversized_head, timeout_status
+from .request_body import hold
 from .responses import to_response
 
 __all__ = ["apply_settings", "create_app"]
@@ -63,7 +67,15 @@ def create_app(dispatcher: Dispatcher, name: str = "notebook_kit") -> Sanic:
 
     @app.exception(PayloadTooLarge)
     async def _too_large(request: Request, exc: Exception) -> HTTPResponse:
-        return to_response(answers.too_large(dispatcher.live.max_body_bytes))
+        head = oversized_head(request)  # 414 or 431: Sanic says 413 for a head too
+        return to_response(head or answers.too_large(dispatcher.live.max_body_bytes))
+
+    @app.exception(MethodNotAllowed)
+    async def _other_method(request: Request, exc: Exception) -> HTTPResponse | None:
+        stream: Any = request.stream
+        if stream is not None and stream.request_body and stream.expecting_continue:
+            hold(request)  # its answer needs no body: no 100 Continue
+        return await dispatcher.handle(request)
 
     @app.exception(Exception)
     async def _unexpected(request: Request, exc: Exception) -> HTTPResponse:

@@ -9,12 +9,23 @@ already in hand (well under a microsecond; no per-request middleware, no signal)
 * a header line with an empty name (``: value``) -> 400;
 * a request target that is not a path (``/...``) or ``*``: the absolute form
   (``GET http://host/path``, meant for proxies; it would let the URL's host and the
-  ``Host`` header disagree), or anything else (``GET foo``) -> 400.
+  ``Host`` header disagree), the authority form (``CONNECT host:443``), or anything else
+  (``GET foo``) -> 400;
+* an HTTP/1.1 request without ``Host`` (RFC 9112 3.2) -> 400. An HTTP/1.0 request may
+  send none: its ``host`` is then the address the connection came in on
+  (``127.0.0.1:8000``), so the links and documents built from it stay valid URLs.
 
 Without it Sanic accepts the header cases, answers ``GET http://host`` with a 500 and a NUL
 in the target or ``GET foo`` with nothing (its error path rebuilds the request from the
 same bad URL and fails again); the placeholder request of that error path gets a URL that
 parses here, so the 400 is sent.
+
+A head too large for Sanic (``REQUEST_MAX_HEADER_SIZE``, 8 KiB) reached the runtime as
+Sanic's 413 for a body; ``oversized_head`` tells it apart: 414 when the request line alone
+fills the limit (the target is too long), else 431.
+
+The body is read by ``request_body.receive`` (``receive_body``): held back while a caller
+waits for ``100 Continue``, and a chunked body's trailer section accepted.
 
 Timeouts: ``request_timeout`` bounds the whole head and the whole body (``connections``);
 Sanic reads the body in its handler stage, under ``RESPONSE_TIMEOUT`` (also
@@ -31,7 +42,10 @@ from typing import Any
 from sanic.exceptions import BadRequest, ServiceUnavailable
 from sanic.request import Request
 
-__all__ = ["GuardedRequest", "timeout_status"]
+from ...domain import answers
+from .request_body import receive
+
+__all__ = ["GuardedRequest", "oversized_head", "timeout_status"]
 
 _UNSAFE_URL = re.compile(rb"[\x00-\x20\x7f]")
 
@@ -61,14 +75,40 @@ class GuardedRequest(Request):
                 raise BadRequest("Bad Request: NUL, or bare CR or LF, in the request head")
             if b"\n:" in head:
                 raise BadRequest("Bad Request: empty header name")
+            if version == "1.1" and "host" not in headers:
+                raise BadRequest("Bad Request: an HTTP/1.1 request must send a Host header")
         elif url_bytes[:1] != b"/":  # Sanic's placeholder for an error answer
             url_bytes = b"*"  # its own default; any other non-path may not parse
         elif _UNSAFE_URL.search(url_bytes):
             url_bytes = _UNSAFE_URL.sub(lambda m: b"%%%02X" % m.group()[0], url_bytes)
         _init(self, url_bytes, headers, version, method, transport, app, head, stream_id)
 
+    receive_body = receive  # Sanic's read before the handler (request_body.py)
+
+    @property
+    def host(self) -> str:
+        """Sanic's host (the Host header, or a proxy's forwarded host), else the address
+        the connection came in on (an HTTP/1.0 request may send no Host)."""
+        host: str = _host(self)
+        if not host and self.conn_info is not None:
+            host = self.conn_info.server
+        return host
+
 
 _init = Request.__init__
+_host = Request.host.fget  # type: ignore[attr-defined]
+
+
+def oversized_head(request: Request | None) -> answers.Answer | None:
+    """414 or 431 for a head Sanic refused as too large (its request is the placeholder
+    of an error answer, without a head); None for a body too large."""
+    stream = getattr(request, "stream", None)
+    if request is None or request.head or stream is None:
+        return None
+    limit = type(stream).HEADER_MAX_SIZE
+    if stream.recv_buffer.find(b"\r\n", 0, limit) == -1:  # the request line fills it
+        return answers.uri_too_long(limit)
+    return answers.header_fields_too_large(limit)
 
 
 def timeout_status(request: Request | None, exc: BaseException) -> int | None:

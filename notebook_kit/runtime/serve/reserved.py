@@ -21,6 +21,7 @@ from ...domain import answers
 from ...domain.openapi import OPENAPI_PREFIX, build_document
 from ..reload.live import LiveState
 from .file_links import answer_file_link
+from .request_body import HELD, read_held
 from .responses import RuntimeAnswer, to_response
 
 __all__ = ["FILES_SEGMENT", "ReservedPaths"]
@@ -67,6 +68,7 @@ class ReservedPaths:
         """``/_files/{path}?...``: a presigned link (see file_links.py), answered off the
         event loop since it asks the trusted side and reads or writes a file."""
         args = request.args
+        body = await read_held(request) if request.body is HELD else request.body
         loop = asyncio.get_running_loop()
         answer = await loop.run_in_executor(
             None,
@@ -78,7 +80,7 @@ class ReservedPaths:
             request.path,
             args.get("expires"),
             args.get("signature"),
-            request.body,
+            body,
             request.headers.get("content-type"),
         )
         return to_response(answer)

@@ -24,7 +24,7 @@ def test_options_asterisk_answers_200_with_allow(server: BackgroundServer) -> No
         exchange(server.port, b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")[0]
     )
     assert status == 200
-    assert headers["allow"] == "GET, POST, PUT, DELETE, OPTIONS"
+    assert headers["allow"] == "GET, HEAD, POST, PUT, DELETE, OPTIONS"
     assert headers["access-control-allow-origin"] == "*"
     assert body == {"message": "OK"}
     status, _, _ = parse(exchange(server.port, b"GET * HTTP/1.1\r\nHost: x\r\n\r\n")[0])

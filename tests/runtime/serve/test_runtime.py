@@ -58,10 +58,10 @@ def test_runtime_answers_404_json_when_route_unknown(http: httpx.Client, path: s
     ("method", "path", "allow"),
     [
         ("GET", "/dev/restapi_sample/calculator", "OPTIONS, POST"),
-        ("DELETE", "/prod/restapi_sample/employee/E001", "GET, OPTIONS"),
-        ("POST", "/dev/probe/a/b", "GET"),
+        ("DELETE", "/prod/restapi_sample/employee/E001", "GET, HEAD, OPTIONS"),
+        ("POST", "/dev/probe/a/b", "GET, HEAD"),
         ("GET", "/dev/probe/echo/x", "POST, PUT"),
-        ("PATCH", "/dev/probe/boom", "GET"),
+        ("PATCH", "/dev/probe/boom", "GET, HEAD"),
     ],
 )
 def test_runtime_answers_405_with_allow_when_method_not_deployed(
