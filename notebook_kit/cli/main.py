@@ -251,6 +251,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.Abort:
         _fail("aborted", 1)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # a group named without its command (``notebook-kit settings``): its help, whole,
+        # as bare ``notebook-kit`` prints its own; exit 2, nothing was done
+        click.echo(exc.ctx.get_help() if exc.ctx else exc.format_message())
+        sys.exit(2)
     except click.UsageError as exc:
         hint = (
             f" (see 'notebook-kit {exc.ctx.command_path.partition(' ')[2]} --help')".replace(

@@ -473,6 +473,18 @@ def test_no_command_prints_the_help_as_help_does_and_exits_2(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("group", ["settings", "consumer", "contract", "store", "secret"])
+def test_a_group_without_its_command_prints_its_help_whole_and_exits_2(
+    tmp_path: Path, group: str
+) -> None:
+    """``notebook-kit settings``: the group's multi-line help on stdout (as its ``--help``
+    prints it), not squashed into one error line; exit 2, nothing was done."""
+    bare = run_cli(group, home=tmp_path / "h")
+    assert bare.returncode == 2 and bare.stderr == ""
+    assert bare.stdout == ok(run_cli(group, "--help", home=tmp_path / "h"))
+    assert bare.stdout.startswith(f"Usage: notebook-kit {group} [OPTIONS] COMMAND [ARGS]...\n")
+
+
 def test_serve_help_shows_its_options(tmp_path: Path) -> None:
     out = ok(run_cli("serve", "--help", home=tmp_path / "h"))
     for option in ("--host", "--port", "--workers"):
