@@ -72,6 +72,10 @@ def read_document(path: str | Path) -> Any:
         raise FormatError(f"{path} is not a notebook-kit export (not UTF-8 text)") from None
     try:
         return json.loads(text)
+    except RecursionError:  # a file nested thousands of levels deep
+        raise FormatError(
+            f"{path} is not a notebook-kit export: its JSON is nested too deeply to read"
+        ) from None
     except json.JSONDecodeError as exc:
         raise FormatError(
             f"{path} is not a notebook-kit export: invalid JSON at line {exc.lineno} "

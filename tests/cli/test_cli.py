@@ -544,6 +544,7 @@ ERRORS: list[tuple[str, list[str], int, str]] = [
     ),
     ("commit empty message", ["commit", "shop", "--repo", "{repo}", "--message", " "], 1, "needs"),
     ("import malformed", ["import", "{malformed.json}"], 1, "invalid JSON"),
+    ("import nested too deep", ["import", "{deep.json}"], 1, "nested too deeply to read"),
     ("import other type", ["import", "{workflow.json}"], 1, "only applications of type"),
     (
         "export to missing folder",
@@ -568,6 +569,7 @@ def test_refusal_is_one_line_with_exit_code_and_changes_nothing(
     home: Path, files: dict[str, Path], tmp_path: Path, args: list[str], code: int, message: str
 ) -> None:
     (tmp_path / "files" / "malformed.json").write_text('{"format": "notebook-kit/1", "appl')
+    (tmp_path / "files" / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     workflow = Workspace(home).export("shop") | {"application": {"id": "wf", "type": "Workflow"}}
     (tmp_path / "files" / "workflow.json").write_text(json.dumps(workflow))
     names = {p.name: str(p) for p in (tmp_path / "files").iterdir()}

@@ -262,6 +262,7 @@ def test_import_refused_with_reason_and_nothing_written(
         (b"not json", "invalid JSON"),
         (b"[1, 2]", "the 'format' field is missing"),
         (b"\xff\xfe\x00garbage", "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "its JSON is nested too deeply to read"),
     ],
 )
 def test_import_malformed_file_refused(
