@@ -2,10 +2,10 @@
 
 ``notebook_kit.studio(ws)`` returns a :class:`Studio`: the application bar and the
 definition list on the left, the tabs Edit | Test | Contract | Deploy | Logs | Resources |
-Server | Consumers | Secrets on the right. Every panel is a thin face: it reads its inputs, calls one ``Workspace`` method,
-and shows the result or the refusal in its OWN status line beside the button that caused
-it. Destructive or prod-affecting actions ask first (``Confirm``: a question, "Confirm ...",
-Cancel). No rule lives here.
+Server | Consumers | Secrets on the right. Every panel is a thin face: it reads its inputs,
+calls one ``Workspace`` method, and shows the result or the refusal in its OWN status line
+beside the button that caused it. Destructive or prod-affecting actions ask first
+(``Confirm``: a question, "Confirm ...", Cancel). No rule lives here.
 
 CSS class contract (stable; the browser tests select on these). ipywidgets puts the class
 on the widget's root element, so a Text is reached as ``.nk-field-id input``, a Dropdown as
