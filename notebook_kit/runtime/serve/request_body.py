@@ -12,7 +12,9 @@ Sanic reads a body before the handler runs, through the request class's ``receiv
   never send the body). The dispatcher reads it (``read_held``, which sends the 100)
   once it will run the action or record the call; every other answer goes out with
   ``Connection: close`` and no 100. A ``Content-Length`` over ``max_body_bytes`` is
-  answered 413 at once, without a 100. Without ``Expect`` nothing changes.
+  answered 413 at once, without a 100. A caller that sends its body without waiting
+  (RFC 9110 allows it) is read as usual, without a 100; without ``Expect`` nothing
+  changes.
 * **A chunked body's trailer section** (RFC 9112 7.1.2) is accepted, read and dropped
   (Sanic answered 400 to any). Trailer fields are not merged into the headers: the key,
   the route and the checks were decided on the head, and RFC 9110 6.5.1 lets a recipient
@@ -49,6 +51,8 @@ async def receive(request: Any) -> None:
     if stream.expecting_continue:
         if stream.request_bytes > stream.request_max_size:
             stream.expecting_continue = False  # 413 from the head: Sanic's read raises it
+        elif len(stream.recv_buffer) > (2 if stream.request_body == "chunked" else 0):
+            stream.expecting_continue = False  # its body is coming already: no need of 100
         else:
             return hold(request)
     await _read(request, stream)

@@ -250,6 +250,22 @@ def test_a_call_that_runs_gets_100_continue_then_its_answer(
         assert read_answer(answers)[0].startswith(b"HTTP/1.1 200 ")
 
 
+@pytest.mark.parametrize(("with_key", "status"), [(False, 403), (True, 200)])
+def test_a_caller_that_sends_its_body_at_once_is_read_as_usual(
+    server: Served, keys: dict[str, str], with_key: bool, status: int
+) -> None:
+    """``Expect: 100-continue`` with the body right behind the head: nothing to wait for,
+    so no 100, and the connection stays open (closing it on unread bytes would reset it)."""
+    body = b'{"arg1": 3, "arg2": 4, "operation": "plus"}'
+    key = f"x-api-key: {keys['dev']}\r\n" if with_key else ""
+    head = expecting("POST", "/dev/restapi_sample/calculator", len(body), key)
+    with connect(server) as sock, sock.makefile("rb") as answers:
+        sock.sendall(head + body)
+        answer_head, _ = read_answer(answers)
+        assert answer_head.startswith(f"HTTP/1.1 {status} ".encode()), answer_head
+        assert b"connection: keep-alive" in answer_head.lower()
+
+
 # -- 414 and 431 -----------------------------------------------------------------------------
 
 
