@@ -83,6 +83,7 @@ class Database:
             error=BuiltinError,
             begin_failed="db",
             commit_failed="db: could not commit",
+            disk_full="db: the environment database's disk is full",
         )
 
     def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -23,11 +24,32 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import StoreError
+from .dialect import DISK_FULL
 from .schema import migrate
 
-__all__ = ["StoreConnection", "ThreadConnections"]
+__all__ = ["StoreConnection", "ThreadConnections", "is_disk_full"]
 
 _T = TypeVar("_T")
+
+_SQLITE_FULL, _SQLITE_IOERR = 13, 10
+_NEARLY_FULL = 64 * 1024  # bytes free below which an I/O error is taken for a full disk
+
+
+def is_disk_full(exc: BaseException, path: str | Path) -> bool:
+    """Whether SQLite's ``exc`` means the disk of the file ``path`` has no room:
+    SQLITE_FULL, or an I/O error (a journal or the WAL index could not be made) while
+    that disk has (almost) nothing free."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return False
+    if code & 0xFF == _SQLITE_FULL:
+        return True
+    if code & 0xFF != _SQLITE_IOERR or str(path) == ":memory:":
+        return False
+    try:
+        return shutil.disk_usage(Path(path).parent).free < _NEARLY_FULL
+    except OSError:
+        return False
 
 
 class _PerThread(threading.local):
@@ -62,6 +84,7 @@ class ThreadConnections:
         error: Callable[[str], Exception],
         begin_failed: str,
         commit_failed: str,
+        disk_full: str = DISK_FULL,
     ) -> None:
         self.path = Path(path)
         self.local = _PerThread()
@@ -73,6 +96,14 @@ class ThreadConnections:
         self._error = error
         self._begin_failed = begin_failed
         self._commit_failed = commit_failed
+        self._disk_full = disk_full
+
+    def failure(self, exc: sqlite3.Error, what: str) -> Exception:
+        """``exc`` as this owner's error: ``disk_full`` alone when the disk has no room
+        (the one thing to say, and to do: free space), else ``what: SQLite's message``."""
+        if is_disk_full(exc, self.path):
+            return self._error(self._disk_full)
+        return self._error(f"{what}: {exc}")
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use (sqlite3 errors unwrapped)."""
@@ -135,8 +166,9 @@ class ThreadConnections:
                 local.lowered = True
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            self._restore(conn)
-            raise self._error(f"{self._begin_failed}: {exc}") from exc
+            with contextlib.suppress(sqlite3.Error):
+                self._restore(conn)
+            raise self.failure(exc, self._begin_failed) from exc
         local.depth = 1
         return True
 
@@ -160,15 +192,22 @@ class ThreadConnections:
             return
         try:
             if failed:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk, an I/O error): the
+                # error in flight is the one to see, not "no transaction is active"
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 return
             try:
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                conn.execute("ROLLBACK")
-                raise self._error(f"{self._commit_failed}: {exc}") from exc
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise self.failure(exc, self._commit_failed) from exc
         finally:
-            self._restore(conn)
+            with contextlib.suppress(sqlite3.Error):
+                self._restore(conn)
 
     def close(self) -> None:
         """Close this thread's connection; other threads keep theirs."""
@@ -231,7 +270,7 @@ class StoreConnection(ThreadConnections):
         try:
             return (self.local.conn or self._open()).execute(sql, params)
         except sqlite3.Error as exc:
-            raise StoreError(f"workspace store error: {exc}") from exc
+            raise self.failure(exc, "workspace store error") from exc
 
     @contextlib.contextmanager
     def consistent_read(self) -> Iterator[None]:
@@ -245,7 +284,7 @@ class StoreConnection(ThreadConnections):
         try:
             conn.execute("BEGIN")
         except sqlite3.Error as exc:
-            raise StoreError(f"workspace store error: {exc}") from exc
+            raise self.failure(exc, "workspace store error") from exc
         try:
             yield
         finally:
@@ -264,7 +303,7 @@ class StoreConnection(ThreadConnections):
         try:
             (self.local.conn or self._open()).executemany(sql, rows)
         except sqlite3.Error as exc:
-            raise StoreError(f"workspace store error: {exc}") from exc
+            raise self.failure(exc, "workspace store error") from exc
 
     def migrate(self) -> None:
         """Apply the migrations the file has not had (inside ``transaction()``)."""

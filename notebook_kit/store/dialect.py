@@ -20,6 +20,7 @@ from ..errors import StoreError, ValidationError
 
 __all__ = [
     "ACCEPTED_URLS",
+    "DISK_FULL",
     "PG_SCHEMES",
     "StoreDB",
     "check_store_url",
@@ -31,6 +32,8 @@ __all__ = [
 _T = TypeVar("_T")
 
 PG_SCHEMES = ("postgresql", "postgres")
+#: What a store error says, and only that, when the store's disk has no room for a change.
+DISK_FULL = "the store's disk is full"
 ACCEPTED_URLS = (
     "postgresql://user:password@host:port/database, or none for the SQLite file in the workspace"
 )

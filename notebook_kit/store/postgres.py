@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 import psycopg
 
 from ..errors import StoreError
-from .dialect import apply_migrations, check_store_url, mask_url, scrub, to_pyformat
+from .dialect import DISK_FULL, apply_migrations, check_store_url, mask_url, scrub, to_pyformat
 from .pg_schema import PG_MIGRATIONS
 
 __all__ = ["CHANNEL", "PgConnection", "Row", "connect"]
@@ -150,6 +150,8 @@ class PgConnection:
             self.local.conn = None
             self.local.depth = 0
             conn.close()
+        if isinstance(exc, psycopg.errors.DiskFull):  # SQLSTATE 53100
+            return StoreError(DISK_FULL)
         detail = scrub(" ".join(str(exc).split()), self._url)
         return StoreError(f"{what}: {detail}")
 

@@ -26,10 +26,10 @@ from ..domain.clock import now
 from ..domain.models import Application, Definition, Deployment, Stage
 from ..errors import StoreError
 from .canaries import Canaries, CanaryRow
-from .connection import StoreConnection
+from .connection import StoreConnection, is_disk_full
 from .consumers import ConsumerTables, UsageRow
 from .copy import copy_rows
-from .dialect import StoreDB, mask_url
+from .dialect import DISK_FULL, StoreDB, mask_url
 from .examples import ExampleTables
 from .request_log import ActionStats, RequestLog
 from .rows import definition_from_row, definition_values, deployment_from_row
@@ -86,6 +86,8 @@ class Store:
                 _create_private_file(self.path)
             self._migrate()
         except (sqlite3.Error, StoreError) as exc:
+            if str(exc) == DISK_FULL or (self.path is not None and is_disk_full(exc, self.path)):
+                raise StoreError(DISK_FULL) from exc  # the one thing to say, and to do
             raise StoreError(f"cannot open the workspace store {where}: {exc}") from exc
 
     def __repr__(self) -> str:
