@@ -169,10 +169,20 @@ def resources(ctx: click.Context, as_json: bool) -> None:
     "--output", "-o", default=None, type=click.Path(dir_okay=False), help="Write to this file."
 )
 @_base_url_option("Base URL of the runtime; the server URL is BASE/STAGE/APP.")
+@click.option(
+    "--openapi-version",
+    "version",
+    type=click.Choice(["3.1", "3.0"]),
+    default="3.1",
+    show_default=True,
+    help="3.0: the export for tools that read only OpenAPI 3.0.",
+)
 @click.pass_context
-def openapi(ctx: click.Context, app: str, stage: str, output: str | None, base_url: str) -> None:
-    """Print (or write to --output) the OpenAPI 3.1 document of APP as deployed on a stage."""
-    document = workspace_of(ctx).openapi(app, stage, base_url)
+def openapi(
+    ctx: click.Context, app: str, stage: str, output: str | None, base_url: str, version: str
+) -> None:
+    """Print (or write to --output) the OpenAPI document of APP as deployed on a stage."""
+    document = workspace_of(ctx).openapi(app, stage, base_url, version)
     if output is None:
         echo_json(document)
         return

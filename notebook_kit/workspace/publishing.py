@@ -301,12 +301,14 @@ class Publisher:
                 )
         raise NotFoundError(f"application {app!r} is not deployed to {stage}")
 
-    def openapi(self, app: str, stage: Stage, base_url: str) -> dict[str, Any]:
-        """The OpenAPI 3.1 document of ``app`` as it is live on ``stage``."""
+    def openapi(
+        self, app: str, stage: Stage, base_url: str, version: str = "3.1"
+    ) -> dict[str, Any]:
+        """The OpenAPI document of ``app`` as it is live on ``stage`` (3.1, or "3.0")."""
         from ..domain.openapi import build_document  # only when a document is asked for
 
         record, definitions, deployment_id = self.live_snapshot(app, stage)
-        return build_document(record, stage, definitions, base_url, deployment_id)
+        return build_document(record, stage, definitions, base_url, deployment_id, version)
 
     def deployed_state(self, definition: Definition, stage: Stage) -> str:
         """One state of ``deployed_states``."""

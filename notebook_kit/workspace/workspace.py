@@ -391,10 +391,15 @@ class Workspace:
         return [stage_resources(str(stage), self.live(stage), quota) for stage in Stage]
 
     def openapi(
-        self, app: str, stage: Stage | str, base_url: str = "http://127.0.0.1:8000"
+        self,
+        app: str,
+        stage: Stage | str,
+        base_url: str = "http://127.0.0.1:8000",
+        version: str = "3.1",
     ) -> dict[str, Any]:
-        """The OpenAPI 3.1 document of ``app`` as deployed on ``stage`` (not as saved)."""
-        return self._publisher.openapi(app, Stage.parse(stage), base_url)
+        """The OpenAPI document of ``app`` as deployed on ``stage`` (not as saved): 3.1,
+        or its 3.0 export with ``version="3.0"`` (docs/guide/openapi.md)."""
+        return self._publisher.openapi(app, Stage.parse(stage), base_url, version)
 
     # -- keys --------------------------------------------------------------------------
 

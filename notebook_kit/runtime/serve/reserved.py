@@ -18,7 +18,7 @@ from sanic.response import HTTPResponse
 from ...builtins.presign import PREFIX as FILES_PREFIX
 from ...builtins.services import Services
 from ...domain import answers
-from ...domain.openapi import OPENAPI_PREFIX, build_document
+from ...domain.openapi import OPENAPI_PREFIX, build_document, parse_document_name
 from ..reload.live import LiveState
 from .file_links import answer_file_link
 from .request_body import HELD, read_held
@@ -51,16 +51,20 @@ class ReservedPaths:
         return to_response(answers.not_found())
 
     def _openapi(self, request: Request, live: LiveState, rest: list[str]) -> HTTPResponse:
-        """``GET /_openapi/{stage}/{app}.json``: the document of what ``live`` serves."""
+        """``GET /_openapi/{stage}/{app}.json``: the document of what ``live`` serves
+        (``{app}.3.0.json``: its OpenAPI 3.0 export)."""
         stage = live.stages.get(rest[0]) if len(rest) == 2 else None
-        app = rest[1].removesuffix(".json") if stage is not None else ""
-        if stage is None or not rest[1].endswith(".json") or app not in stage.published:
+        named = parse_document_name(rest[1]) if stage is not None else None
+        if stage is None or named is None or named[0] not in stage.published:
             return to_response(answers.not_found())
+        app, version = named
         if request.method not in ("GET", "HEAD"):
             return to_response(answers.method_not_allowed(("GET", "HEAD")))
         application, deployment_id, definitions = stage.published[app]
         base_url = f"{request.scheme}://{request.host}"
-        document = build_document(application, stage.name, definitions, base_url, deployment_id)
+        document = build_document(
+            application, stage.name, definitions, base_url, deployment_id, version
+        )
         body = json.dumps(document, indent=2)
         return RuntimeAnswer(body, 200, dict(answers.CORS), "application/json")
 
