@@ -1,5 +1,6 @@
-"""``notebook-kit example add|list|remove`` and ``notebook-kit check``: the examples of
-definitions, and running all of an application's examples (docs/examples.md).
+"""``notebook-kit example add|list|remove|postman`` and ``notebook-kit check``: the
+examples of definitions, running all of an application's examples (docs/examples.md), and
+adding them to a Postman collection as tests (docs/guide/openapi.md).
 
 ``check`` prints one line per failing example and exits 1 when one fails; when all pass
 it prints one summary line and exits 0.
@@ -129,6 +130,36 @@ def remove(ctx: click.Context, app: str, api_id: str, name: str) -> None:
     """Remove example NAME of definition API_ID of APP."""
     workspace_of(ctx).remove_example(app, api_id, name)
     click.echo(f"removed example {api_id}/{name} of {app}")
+
+
+@example.command(name="postman")
+@click.argument("app")
+@click.argument("collection", type=click.Path(dir_okay=False))
+@click.option("--stage", required=True, type=STAGES, help="The stage whose document was converted.")
+@click.option(
+    "--output",
+    "-o",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write here (default: rewrite COLLECTION).",
+)
+@click.pass_context
+def postman(ctx: click.Context, app: str, collection: str, stage: str, output: str | None) -> None:
+    """Add APP's examples to COLLECTION (converted from APP's OpenAPI document by
+    openapi-to-postmanv2) as requests with tests, in a folder 'Examples': newman runs them."""
+    from ..workspace.transfer import write_json
+
+    text = read_file(collection, "collection")
+    try:
+        loaded = json.loads(text or "")
+    except ValueError as exc:
+        raise click.ClickException(f"{collection} is not JSON: {exc}") from None
+    tested, missing = workspace_of(ctx).postman_examples(app, stage, loaded)
+    target = write_json(output or collection, tested)
+    count = len(tested["item"][-1]["item"])
+    click.echo(f"added {count} example{'' if count == 1 else 's'} of {app} to {target} as tests")
+    if missing:
+        click.echo("left out (their operation is not in the collection): " + ", ".join(missing))
 
 
 @click.command()

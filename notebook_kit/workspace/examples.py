@@ -9,14 +9,23 @@ definitions or on what a stage serves (docs/examples.md).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..domain.checks import CheckReport
 from ..domain.examples import Example
 from ..domain.models import Stage
-from ..errors import ConflictError, NotFoundError
+from ..errors import ConflictError, NotFoundError, ValidationError
 from ..store.store import Store
 from .publishing import Publisher
 
-__all__ = ["check_application", "list_examples", "remove_example", "save_example"]
+__all__ = [
+    "check_application",
+    "list_examples",
+    "postman_examples",
+    "remove_example",
+    "save_example",
+]
 
 
 def _definition_exists(store: Store, app: str, api_id: str) -> tuple[str, ...]:
@@ -72,3 +81,21 @@ def check_application(publisher: Publisher, app: str, stage: Stage | None) -> Ch
     examples = store.examples.list(app)
     ran = publisher.check(app, target, definitions, examples, stage or Stage.DEV)
     return ran or CheckReport(app, target)
+
+
+def postman_examples(
+    publisher: Publisher, app: str, stage: Stage, collection: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """``collection`` (converted from ``app``'s OpenAPI document on ``stage``) with each
+    saved example of ``app`` as a request with tests, and the examples left out
+    (``domain.postman.with_example_tests``)."""
+    from ..domain.postman import with_example_tests
+
+    if not isinstance(collection, Mapping) or not isinstance(collection.get("item"), list):
+        raise ValidationError(
+            "not a Postman collection (it has no 'item' list): convert the application's "
+            "OpenAPI document with openapi-to-postmanv2 first",
+            field="collection",
+        )
+    definitions = publisher.live_snapshot(app, stage)[1]
+    return with_example_tests(collection, definitions, publisher.store.examples.list(app))

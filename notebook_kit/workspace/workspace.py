@@ -32,7 +32,13 @@ from .configuration import make_home, rotate_key, save_setting
 from .consumers import Consumers
 from .contracts import draft_contract
 from .diffing import StageDiff, stage_diff
-from .examples import check_application, list_examples, remove_example, save_example
+from .examples import (
+    check_application,
+    list_examples,
+    postman_examples,
+    remove_example,
+    save_example,
+)
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
 from .secrets import SecretKeeper
@@ -310,6 +316,15 @@ class Workspace:
     def remove_example(self, app: str, api_id: str, name: str) -> None:
         """Delete one example (NotFoundError if there is none)."""
         remove_example(self.store, app, api_id, name)
+
+    def postman_examples(
+        self, app: str, stage: Stage | str, collection: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[str]]:
+        """``collection``, converted from ``app``'s OpenAPI document on ``stage`` by
+        openapi-to-postmanv2, with a folder ``Examples``: each saved example as a request
+        with tests of what it expects (``newman run`` runs them); and the keys of the
+        examples whose operation the collection lacks (docs/guide/openapi.md)."""
+        return postman_examples(self._publisher, app, Stage.parse(stage), collection)
 
     def check(self, app: str, stage: Stage | str | None = None) -> CheckReport:
         """Run ``app``'s examples here, on the saved definitions or what ``stage`` serves."""

@@ -1,11 +1,12 @@
-"""``notebook-kit example add|list|remove``, ``check`` and ``deploy --force``: the real
-command in a separate process over a real workspace."""
+"""``notebook-kit example add|list|remove|postman``, ``check`` and ``deploy --force``: the
+real command in a separate process over a real workspace."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 from support.processes import run_cli
 
@@ -121,3 +122,52 @@ def test_deploy_refused_then_forced(cli: Run, sample_workspace: Workspace) -> No
     _add_bob(cli)
     passed = cli("deploy", APP, "--stage", "prod").stdout.splitlines()
     assert passed[1] == f"  examples: all 1 example of {APP} pass on the snapshot deployed to prod"
+
+
+def _converted(path: Path) -> Path:
+    """A collection as openapi-to-postmanv2 converts the sample's document (its one GET)."""
+    request = {
+        "method": "GET",
+        "url": {
+            "path": ["employee", ":id"],
+            "host": ["{{baseUrl}}"],
+            "variable": [{"key": "id", "value": "<string>"}],
+        },
+        "header": [{"key": "Accept", "value": "application/json"}],
+    }
+    path.write_text(json.dumps({"info": {"name": APP}, "item": [{"request": request}]}))
+    return path
+
+
+def test_example_postman_adds_tests(cli: Run, tmp_path: Path) -> None:
+    _add_bob(cli)
+    cli("example", "add", APP, "calculator", "sum", "--body", "{}", "--status", "400")
+    collection = _converted(tmp_path / "sample.postman.json")
+    added = cli("example", "postman", APP, str(collection), "--stage", "dev")
+    assert added.stdout.splitlines() == [
+        f"added 1 example of {APP} to {collection} as tests",
+        "left out (their operation is not in the collection): calculator/sum",
+    ]
+    folder = json.loads(collection.read_text())["item"][-1]
+    assert [item["name"] for item in folder["item"]] == ["employee/bob"]
+    elsewhere = tmp_path / "tested.json"
+    cli("example", "postman", APP, str(collection), "--stage", "dev", "-o", str(elsewhere))
+    assert json.loads(elsewhere.read_text()) == json.loads(collection.read_text())
+
+
+def test_example_postman_refusals_are_one_line(sample_workspace: Workspace, tmp_path: Path) -> None:
+    home = sample_workspace.home
+    collection = _converted(tmp_path / "c.json")
+    (tmp_path / "broken.json").write_text("{")
+    (tmp_path / "list.json").write_text("[]")
+    sample_workspace.undeploy(APP, "prod")
+    for args, message in [
+        (("nope", str(collection), "--stage", "dev"), "application 'nope' is not deployed to dev"),
+        ((APP, str(collection), "--stage", "prod"), f"application '{APP}' is not deployed"),
+        ((APP, str(tmp_path / "none.json"), "--stage", "dev"), "cannot read the collection file"),
+        ((APP, str(tmp_path / "broken.json"), "--stage", "dev"), "broken.json is not JSON"),
+        ((APP, str(tmp_path / "list.json"), "--stage", "dev"), "not a Postman collection"),
+    ]:
+        result = run_cli("example", "postman", *args, home=home)
+        assert result.returncode == 1, args
+        assert message in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
