@@ -34,6 +34,14 @@ fi
 
 source scripts/venv.sh
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The OpenAPI tools tests/domain/test_openapi_clients.py runs (redocly, spectral,
+# openapi-to-postmanv2, newman), pinned by tests/tools/package-lock.json: installed again
+# only when that lock file is newer than the install.
+tools=tests/tools
+if [ ! -f "$tools/node_modules/.package-lock.json" ] \
+  || [ "$tools/package-lock.json" -nt "$tools/node_modules/.package-lock.json" ]; then
+  (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
 
 bash scripts/check.sh
 # The documentation site (mkdocs.yml): any warning (a broken link or anchor, a reference that
