@@ -37,7 +37,7 @@ def run_on_a_small_disk(
         pytest.skip("this kernel lets no process make a mount namespace of its own")
     mount.mkdir(parents=True, exist_ok=True)
     prologue = (
-        f"set -u\nexport DISK={mount}\nmount -t tmpfs -o size={size_kb}k tmpfs \"$DISK\"\n"
+        f'set -u\nexport DISK={mount}\nmount -t tmpfs -o size={size_kb}k tmpfs "$DISK"\n'
         f"fill() {{\n{FILL}\n}}\n"
     )
     return subprocess.run(
