@@ -111,6 +111,7 @@ def test_request_log_frame_lists_served_requests(sample_workspace: Workspace) ->
         "deployment",
         "consumer",
         "id",
+        "error",
     ]
     assert frame["app"].tolist() == ["restapi_sample", "restapi_sample"]
     assert frame["consumer"].fillna("").tolist() == ["stage:dev", ""]  # the dev key; no key
