@@ -76,6 +76,7 @@ def test_binder_environment_installs_and_runs_quickstart(tmp_path: Path) -> None
         JUPYTER_RUNTIME_DIR=str(tmp_path / "jupyter-runtime"),
     )
     pip = [python, "-m", "pip", "install", "--quiet", "--prefer-binary"]
+    _run([*pip, "--upgrade", "pip"], env, checkout)  # mybinder's images carry a current pip
     _run([*pip, "-r", "binder/requirements.txt"], env, checkout)
     _run(["bash", "binder/postBuild"], env, checkout)
     _run([python, "-m", "pip", "check"], env, checkout)
