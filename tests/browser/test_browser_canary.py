@@ -111,7 +111,14 @@ def test_canary_in_the_deploy_and_logs_tabs(page: Any, lab: dict[str, Any]) -> N
             page.wait_for_timeout(200)
             if sides()[1] >= 2:
                 break
+    # every call made is in the log before the page is compared with it (the server writes
+    # the log a batch at a time: a call answered last may land after the loop's last read)
     live_calls, canary_calls = sides()
+    while True:
+        page.wait_for_timeout(600)  # more than a flush and its write
+        if sides() == (live_calls, canary_calls):
+            break
+        live_calls, canary_calls = sides()
     assert canary_calls >= 2
     page.locator("button.nk-logs-refresh").click()
     summary = page.locator(".nk-logs-canary")
