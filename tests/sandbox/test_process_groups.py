@@ -50,7 +50,7 @@ def test_the_supervisor_gives_a_process_the_code_of_its_own_stage_only(tmp_path:
         read = supervisor.feed.read()
         version = next(iter(read.referenced))
         asked = {"op": "code", "key": f"dev:{version}"}
-        assert "definition" in supervisor._code(asked, APP, "dev")
+        assert "definition" in supervisor.grants.code(asked, APP, "dev")
         refused = {"error": f"no code 'dev:{version}' for this process"}
-        assert supervisor._code(asked, APP, "prod") == refused
-        assert supervisor._code(asked, "other", "dev") == refused
+        assert supervisor.grants.code(asked, APP, "prod") == refused
+        assert supervisor.grants.code(asked, "other", "dev") == refused

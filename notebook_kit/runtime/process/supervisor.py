@@ -8,15 +8,15 @@ the store through it. It:
 * follows the store (``reload.store_link``: NOTIFY, inotify or polling) and pushes every
   new generation to the workers as a snapshot (``reload.feed``); when every worker has
   built it, it commits it on the node page, and they switch together;
-* answers what sandboxed processes ask (``builtins.services``: users, mail, presigned
-  links, OAuth2; an action process's code, for its own application only), forks action
-  processes for a worker that asks, and kills those it says ran past their limit;
-* writes the request log the workers send (``log_writer``), and takes units of consumers'
-  limits from the store for them (``allot``: one store transaction a take, so every
-  node's workers share each limit exactly; see ``serve.allotments``);
-* watches each worker from outside its GIL (its page): a worker frozen in one inline
-  call for ``STALL_SECONDS`` is killed, the action quarantined (never inline again) and
-  the worker replaced; a worker that exits is replaced (at most once a second);
+* answers what sandboxed processes ask (``grants``: the services only it can answer,
+  an action process's code, action processes forked for a worker, units of consumers'
+  limits taken from the store), and kills action processes a worker says ran past their
+  limit;
+* writes the request log the workers send (``log_writer``);
+* watches each worker from outside its GIL (``worker_watch``): a worker frozen in one
+  inline call for ``STALL_SECONDS`` is killed, the action quarantined (never inline
+  again) and the worker replaced; a worker that exits is replaced (at most once a
+  second);
 * stops within ``STOP_SECONDS`` whatever the workers do: no new connections at once,
   the calls in flight finish, the log is written, what is left is killed.
 
@@ -36,22 +36,21 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ...builtins.services import answer
-from ...domain.models import Stage
-from ...domain.settings import for_actions
 from ...errors import NotebookKitError, SandboxError, StoreError
 from ...sandbox.inside.landlock import abi
 from ...sandbox.pace import STALL_SECONDS
 from ...sandbox.plan import PLAN_SETTINGS, SandboxPlan, plan_for
-from ...sandbox.processes import Zygote, zygote
-from ...sandbox.protocol import AsyncChannel, ChannelClosed, Message
+from ...sandbox.processes import zygote
+from ...sandbox.protocol import ChannelClosed, Message
 from ...store.file_stamp import FileStamp
 from ...workspace.workspace import Workspace
 from ..reload.feed import Feed, LiveRead
-from ..reload.secret_feed import SecretFeed, is_pinned_key
+from ..reload.secret_feed import SecretFeed
 from ..reload.store_link import StoreLink
+from .grants import Grants, send
 from .log_writer import LogWriter
-from .pages import COMMITTED, INLINE, SEQ, SLEEPING, Page
+from .pages import COMMITTED, Page
+from .worker_watch import WorkerWatch
 from .workers import WorkerProcess
 
 __all__ = ["STOP_SECONDS", "Supervisor", "sandbox_warning"]
@@ -59,13 +58,8 @@ __all__ = ["STOP_SECONDS", "Supervisor", "sandbox_warning"]
 log = logging.getLogger("notebook_kit.runtime")
 
 STOP_SECONDS = 9.0  # a stop ends within this (then every process left is killed)
-_WATCH_SECONDS = 0.1  # how often a busy node's pages are looked at
-_ACTIVE_SECONDS = 2.0  # a node is busy this long after a worker last said anything
 _FULL_ABI = 6  # Landlock scopes signals and abstract sockets from ABI 6 (Linux 6.12)
-_IDLE_LOOK_SECONDS = 10.0  # an idle node's pages are still looked at this often
 _REPLACE_EVERY = 1.0  # seconds between two starts of the same worker
-_MAX_WANT = 4096  # units one ask may want
-_STAGES = frozenset(str(s) for s in Stage)
 
 
 def sandbox_warning(version: int | None = None) -> str | None:
@@ -111,13 +105,12 @@ class Supervisor:
         self._stop: asyncio.Event | None = None
         self._read: LiveRead | None = None
         self._plan: SandboxPlan | None = None
-        self._zygote: Zygote | None = None  # this process's (shared with its runners)
         self._node: Page | None = None
         self._wake_fd = -1
-        self._woken: asyncio.Event | None = None
-        self._active_until = 0.0
-        self._frozen: dict[int, tuple[int, int, float]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        current, plan = (lambda: self._current), (lambda: self._plan)
+        self.grants = Grants(workspace, self.feed, self.secret_feed, current, plan, self._spawn)
+        self.watch = WorkerWatch(lambda: self.workers, self._stuck)
         self._flushed: dict[int, asyncio.Future[None]] = {}  # sync(): the workers' answers
 
     # -- life ---------------------------------------------------------------------------
@@ -150,7 +143,7 @@ class Supervisor:
         live = [w for w in self.workers if not w.ended]
         self._flushed = {w.index: loop.create_future() for w in live}
         for worker in live:
-            await _send(worker.channel, {"op": "flush"})
+            await send(worker.channel, {"op": "flush"})
         await asyncio.gather(*self._flushed.values())
         await loop.run_in_executor(None, self.log.write)
 
@@ -160,7 +153,7 @@ class Supervisor:
         self._stop = asyncio.Event()
         if self._stop_asked:
             self._stop.set()
-        self._woken = asyncio.Event()
+        self.grants.loop = loop
         self.link = StoreLink(self.workspace.store, loop)
         self.phase = "reading what is live from the store"
         self._read = read = await loop.run_in_executor(None, self.feed.read)
@@ -169,7 +162,7 @@ class Supervisor:
         if warning:
             log.warning(warning)
         self.phase = "starting the process that forks action processes"
-        self._zygote = await loop.run_in_executor(None, zygote)
+        self.grants.zygote = await loop.run_in_executor(None, zygote)
         self._node = Page("notebook-kit-node", worker_writes=False)
         self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         loop.add_reader(self._wake_fd, self._on_wake)
@@ -185,7 +178,7 @@ class Supervisor:
                 self._start_worker(index)
             self._spawn(self._follow())
             self._spawn(self.log.run())
-            self._spawn(self._watch())
+            self._spawn(self.watch.run(loop))
             ready = self._spawn(self._wait_ready(on_ready))
             await self._stop.wait()
             ready.cancel()
@@ -257,7 +250,7 @@ class Supervisor:
         if worker.pidfd is not None:
             self._loop.add_reader(worker.pidfd, self._worker_ended, worker)
         self._spawn(self._listen(worker))
-        self._spawn(self._serve_services(worker.services, None))
+        self._spawn(self.grants.serve(worker.services, None))
         self._spawn(self._send_snapshot(worker, self._current))
         return worker
 
@@ -318,7 +311,7 @@ class Supervisor:
         header = message.header
         op = header.get("op")
         assert self._loop is not None
-        self._active_until = self._loop.time() + _ACTIVE_SECONDS
+        self.watch.busy(self._loop.time())
         if op == "log":
             try:
                 self.log.add(
@@ -330,7 +323,7 @@ class Supervisor:
             worker.built = max(worker.built, _int(header.get("generation"), -1))
             self._commit(worker)
         elif op == "process":
-            self._spawn(self._grant(worker, header))
+            self._spawn(self.grants.process(worker, header))
         elif op == "flushed":
             waiter = self._flushed.pop(worker.index, None)
             if waiter is not None and not waiter.done():
@@ -338,9 +331,9 @@ class Supervisor:
         elif op == "kill":
             worker.end_action(_int(header.get("id"), -1))
         elif op == "allot":
-            self._spawn(self._allot(worker, header))
+            self._spawn(self.grants.allot(worker, header))
         elif op == "give_back":
-            self._spawn(self._give_back(header))
+            self._spawn(self.grants.give_back(header))
         for fd in message.fds:  # a worker hands the supervisor no descriptor
             os.close(fd)
 
@@ -355,9 +348,9 @@ class Supervisor:
             self.feed.committed(words[COMMITTED])  # what was served until now: still asked for
             words[COMMITTED] = target
             for each in live:
-                self._spawn(_send(each.channel, {"op": "commit", "generation": target}))
+                self._spawn(send(each.channel, {"op": "commit", "generation": target}))
         elif 0 <= worker.built <= words[COMMITTED]:
-            self._spawn(_send(worker.channel, {"op": "commit", "generation": words[COMMITTED]}))
+            self._spawn(send(worker.channel, {"op": "commit", "generation": words[COMMITTED]}))
         if words[COMMITTED] >= 0 and all(w.built >= 0 for w in live) and live:
             self.phase = "serving"
             self.ready.set()
@@ -365,105 +358,7 @@ class Supervisor:
     async def _send_snapshot(self, worker: WorkerProcess, read: LiveRead) -> None:
         header = self.feed.snapshot(read, worker.sent)
         worker.sent = read.referenced
-        await _send(worker.channel, header)
-
-    async def _grant(self, worker: WorkerProcess, header: dict[str, Any]) -> None:
-        """A new action process for ``worker`` (for the application and stage it names:
-        the process is given code of that stage only)."""
-        assert self._loop is not None and self._zygote is not None and self._plan is not None
-        n = header.get("n")
-        app = str(header.get("app"))
-        stage = str(header.get("stage"))
-        if stage not in _STAGES:
-            await _send(worker.channel, {"op": "process", "n": n, "error": "no such stage"})
-            return
-        settings = for_actions(self._current.settings)
-        fork = self._zygote.fork
-        try:
-            handle = await self._loop.run_in_executor(None, fork, self._plan, app, settings)
-        except Exception as exc:
-            if not isinstance(exc, SandboxError):
-                log.exception("starting an action process for %s failed", app)
-            await _send(worker.channel, {"op": "process", "n": n, "error": str(exc)})
-            return
-        if worker.ended or worker.channel is None:
-            handle.kill()
-            return
-        channel = AsyncChannel(handle.services, self._loop)
-        worker.actions[handle.pid] = (handle, channel)
-        if handle.pidfd is not None:
-            self._loop.add_reader(handle.pidfd, worker.end_action, handle.pid)  # it ended
-        self._spawn(self._serve_services(channel, app, stage))
-        reply = {"op": "process", "n": n, "id": handle.pid}
-        with contextlib.suppress(ChannelClosed):
-            await worker.channel.send(reply, fds=[handle.calls.fileno()])
-        handle.calls.close()  # the worker's now
-
-    async def _allot(self, worker: WorkerProcess, header: dict[str, Any]) -> None:
-        """Units of a consumer's limits for ``worker`` (a store transaction, in a thread;
-        a store that fails grants nothing: its calls are refused for a second)."""
-        assert self._loop is not None
-        consumer = str(header.get("consumer"))
-        want = min(max(_int(header.get("want"), 1), 1), _MAX_WANT)
-        take = self.workspace.consumers.take
-        try:
-            grant = await self._loop.run_in_executor(None, take, consumer, want)
-        except StoreError as exc:
-            log.warning("cannot take units of consumer %s: %s", consumer, exc)
-            grant = {"units": 0, "retry": 1.0}
-        with contextlib.suppress(ChannelClosed):
-            if worker.channel is not None:
-                await worker.channel.send({**grant, "op": "allotted", "n": header.get("n")})
-
-    async def _give_back(self, header: dict[str, Any]) -> None:
-        """Units a worker took and did not spend."""
-        assert self._loop is not None
-        units = _int(header.get("units"), 0)
-        period, tick = header.get("period"), header.get("tick")
-        if units <= 0 or not (period is None or isinstance(period, str)):
-            return
-        if not (tick is None or isinstance(tick, int)):
-            return
-        give_back = self.workspace.consumers.give_back
-        args = (str(header.get("consumer")), period, tick, units)
-        try:
-            await self._loop.run_in_executor(None, give_back, *args)
-        except StoreError as exc:
-            log.warning("cannot hand back units of consumer %s: %s", args[0], exc)
-
-    async def _serve_services(
-        self, channel: AsyncChannel | None, app: str | None, stage: str | None = None
-    ) -> None:
-        """Answer one sandboxed process's requests (``app`` and ``stage``: what an action
-        process runs; None: a worker, which asks for no code)."""
-        assert self._loop is not None and channel is not None
-        services = self.workspace.services
-        try:
-            while True:
-                request = (await channel.receive()).header
-                if request.get("op") == "code":
-                    reply = self._code(request, app, stage)
-                    key = str(request.get("key", ""))
-                    if "definition" in reply and app is not None and is_pinned_key(key):
-                        add = self.secret_feed.add  # decrypts on the trusted side
-                        reply = await self._loop.run_in_executor(None, add, reply, key, app)
-                else:
-                    reply = await self._loop.run_in_executor(None, answer, services, request)
-                await channel.send(reply)
-        except (ChannelClosed, SandboxError):
-            pass
-
-    def _code(self, request: dict[str, Any], app: str | None, stage: str | None) -> dict[str, Any]:
-        """The definition an action process asks for: live, of its application, and
-        served on its stage (a code key starts with the stage)."""
-        key = str(request.get("key", ""))
-        _, _, version = key.rpartition(":")
-        body = None
-        if app is not None and version.isdigit() and key.partition(":")[0] == stage:
-            body = self.feed.definition(int(version), app)
-        if body is None:
-            return {"error": f"no code {key!r} for this process"}
-        return {"definition": body}
+        await send(worker.channel, header)
 
     # -- following the store ------------------------------------------------------------
 
@@ -527,47 +422,10 @@ class Supervisor:
     def _on_wake(self) -> None:
         with contextlib.suppress(OSError):
             os.eventfd_read(self._wake_fd)
-        if self._woken is not None:
-            self._woken.set()
-
-    async def _watch(self) -> None:
-        """Look at every worker's page while the node is busy; when it is idle, wait for
-        a worker's wake-up (and still look every ``_IDLE_LOOK_SECONDS``)."""
-        assert self._loop is not None and self._woken is not None
-        loop = self._loop
-        while True:
-            now = loop.time()
-            inline = False
-            for worker in list(self.workers):
-                if worker.page is None or worker.ended:
-                    continue
-                words = worker.page.words
-                version, seq = words[INLINE], words[SEQ]
-                if not version:
-                    self._frozen.pop(worker.index, None)
-                    continue
-                inline = True
-                seen = self._frozen.get(worker.index)
-                if seen is None or seen[:2] != (version, seq):
-                    self._frozen[worker.index] = (version, seq, now)
-                elif now - seen[2] >= STALL_SECONDS:
-                    self._stuck(worker, version)
-            if inline or now < self._active_until:
-                await asyncio.sleep(_WATCH_SECONDS)
-                continue
-            pages = [w.page.words for w in self.workers if w.page is not None]
-            for words in pages:
-                words[SLEEPING] = 1
-            self._woken.clear()
-            if not any(words[INLINE] for words in pages):
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._woken.wait(), _IDLE_LOOK_SECONDS)
-            for words in pages:
-                words[SLEEPING] = 0
+        self.watch.wake()
 
     def _stuck(self, worker: WorkerProcess, version: int) -> None:
         """A worker frozen in one inline call: quarantine the action, replace the worker."""
-        self._frozen.pop(worker.index, None)
         log.error(
             "worker %d (pid %d) held its loop in one call of definition version %d for %g s: "
             "replacing it; that action now runs in action processes only",
@@ -579,14 +437,8 @@ class Supervisor:
         self.feed.quarantined.add(version)
         for other in self.workers:
             if other is not worker:
-                self._spawn(_send(other.channel, {"op": "quarantine", "versions": [version]}))
+                self._spawn(send(other.channel, {"op": "quarantine", "versions": [version]}))
         self._replace(worker)
-
-
-async def _send(channel: AsyncChannel | None, header: dict[str, Any]) -> None:
-    if channel is not None:
-        with contextlib.suppress(ChannelClosed):
-            await channel.send(header)
 
 
 def _int(value: Any, default: int) -> int:
