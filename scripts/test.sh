@@ -48,4 +48,14 @@ bash scripts/check.sh
 # does not resolve) fails. Built into site/ (ignored by git); never with -q, which hides the
 # warnings --strict counts. NO_MKDOCS_2_WARNING silences a banner about MkDocs' future.
 NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --site-dir site
-python -m pytest "$@"
+# The suite: the tests on two workers (pytest-xdist; the browser tests share one worker and
+# its JupyterLab), then, alone on the machine, those that assert a wall-clock bound or a
+# latency under load (marked serial). Both parts run; either failing fails the whole.
+# Extra arguments run pytest once, as given.
+if [ $# -gt 0 ]; then
+  exec python -m pytest "$@"
+fi
+status=0
+python -m pytest -n "${NK_TEST_WORKERS:-2}" --dist loadgroup -m "not serial" || status=$?
+python -m pytest -m serial || status=$((status ? status : $?))
+exit "$status"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -105,3 +106,31 @@ def cli(sample_workspace: Workspace) -> Callable[..., subprocess.CompletedProces
         return run_cli(*args, home=sample_workspace.home, check=True)
 
     return call
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``), the browser tests share one worker, so
+    one JupyterLab and one Chromium serve them all."""
+    for item in items:
+        if "/tests/browser/" in str(item.path):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+# NK_TEST_CPU_LOG=FILE: each test's CPU seconds (its own process's and the children it
+# reaped) appended to FILE, to find where the suite's time goes (docs/guide/development.md).
+_CPU_LOG = os.environ.get("NK_TEST_CPU_LOG")
+
+
+def _cpu_now() -> float:
+    return sum(os.times()[:4])
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not _CPU_LOG:
+        yield
+        return
+    began = _cpu_now()
+    yield
+    with open(_CPU_LOG, "a") as log:
+        log.write(f"{_cpu_now() - began:.3f} {item.nodeid}\n")

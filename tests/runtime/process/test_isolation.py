@@ -18,6 +18,8 @@ from support.latency import calculator_latencies
 from notebook_kit.runtime.process.handles import ServerProcess
 from notebook_kit.workspace.workspace import Workspace
 
+pytestmark = pytest.mark.serial  # latencies under load: run alone (scripts/test.sh)
+
 APP = "heavy"
 PANDAS = """\
 import numpy as np

@@ -18,6 +18,10 @@ from support.processes import run_cli
 
 from notebook_kit.runtime.process.handles import ServerProcess
 
+pytestmark = (
+    pytest.mark.serial
+)  # changes live on both nodes within a second: run alone (scripts/test.sh)
+
 APP = "nodes"
 URL = f"/dev/{APP}/rev"
 

@@ -20,6 +20,10 @@ from support.tree import worker_pids
 
 from notebook_kit.workspace.workspace import Workspace
 
+pytestmark = (
+    pytest.mark.serial
+)  # deploys live within a second, requests under load: run alone (scripts/test.sh)
+
 APP = "live"
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

@@ -142,6 +142,7 @@ def test_a_quota_admits_exactly_its_count_under_concurrent_calls(
     assert (row["quota_used"], row["quota_left"]) == (25, 0)
 
 
+@pytest.mark.serial  # counts calls within a one-second window: run alone (scripts/test.sh)
 def test_a_rate_refuses_past_its_count_and_admits_again_in_the_next_window(
     served: tuple[Workspace, httpx.Client],
 ) -> None:
