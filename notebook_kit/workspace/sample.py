@@ -1,6 +1,6 @@
 """Installing the sample application ``restapi_sample`` (its data, definitions and deploys).
 
-Running it again changes nothing that is already as the sample has it: rows are upserted,
+Running it again changes nothing that is already as the sample has it: rows are replaced,
 definitions are rewritten only when their content differs, and a stage is deployed only
 when what it serves is not already the saved sample.
 """
@@ -22,11 +22,10 @@ def install_sample(
 ) -> Application:
     """Create (or restore) ``restapi_sample`` (its rows in ``database``, the environment
     database) and deploy it to both stages with ``deploy``."""
-    with database.transaction() as db:
+    with database.transaction() as db:  # portable SQL: SQLite, PostgreSQL, any database_url
         db.execute(sample.EMPLOYEE_TABLE)
-        db.executemany(
-            "INSERT OR REPLACE INTO employee (id, name, age) VALUES (?, ?, ?)", sample.EMPLOYEES
-        )
+        db.executemany("DELETE FROM employee WHERE id = ?", [(row[0],) for row in sample.EMPLOYEES])
+        db.executemany("INSERT INTO employee (id, name, age) VALUES (?, ?, ?)", sample.EMPLOYEES)
     app = sample.SAMPLE_APP
     store = publisher.store
     with store.transaction():

@@ -114,7 +114,17 @@ def test_studio_shell_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
     expect(page.locator(".jp-OutputArea-output").filter(has_text="SERVING True")).to_be_visible()
     tabs = studio.locator(".nk-tabs .lm-TabBar-tabLabel")
     expect(tabs).to_have_text(
-        ["Edit", "Test", "Contract", "Deploy", "Logs", "Resources", "Server", "Consumers", "Secrets"]
+        [
+            "Edit",
+            "Test",
+            "Contract",
+            "Deploy",
+            "Logs",
+            "Resources",
+            "Server",
+            "Consumers",
+            "Secrets",
+        ]
     )
 
     # side by side: the list on the left of the form, both in view at 1280x800

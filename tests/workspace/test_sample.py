@@ -417,3 +417,28 @@ def test_preflight_answers_cors_headers_without_key(
     assert response.headers["access-control-allow-headers"] == "origin,x-api-key"
     assert "content-type" not in response.headers
     assert response.content == b""
+
+
+def test_the_sample_installs_into_a_postgresql_environment_database(
+    workspace: Workspace, request: pytest.FixtureRequest
+) -> None:
+    """``database_url`` naming PostgreSQL (what several nodes share): the sample's table is
+    made and filled there, twice over without a change, and the lookup reads it."""
+    from notebook_kit.builtins.sql_db import SqlDatabase
+    from notebook_kit.runtime.process.handles import BackgroundServer
+
+    url = request.getfixturevalue("postgres_url")
+    shared = SqlDatabase(url)
+    shared.execute("DROP TABLE IF EXISTS employee")
+    workspace.set_setting("database_url", url)
+    workspace.install_sample()
+    workspace.install_sample()  # again: the same five rows, nothing added
+    rows = shared.query("SELECT id, name, age FROM employee ORDER BY id")
+    assert [(r["id"], r["name"], r["age"]) for r in rows] == list(EMPLOYEES)
+    key = workspace.keys()["dev"]
+    with BackgroundServer(workspace) as server:
+        found = httpx.get(
+            server.url + EMPLOYEE.format(stage="dev", id="E002"), headers={"x-api-key": key}
+        )
+    assert found.json() == dict(zip(("id", "name", "age"), EMPLOYEES[1], strict=True))
+    shared.execute("DROP TABLE employee")
