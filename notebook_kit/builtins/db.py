@@ -28,8 +28,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from ..errors import BuiltinError
 from ..store.connection import ThreadConnections
+from .failures import failed
 
 __all__ = ["Database", "open_database"]
 
@@ -80,7 +80,7 @@ class Database:
             timeout=5.0,
             pragmas=("journal_mode=WAL",),
             after_open=_size_in_wal,
-            error=BuiltinError,
+            error=failed,
             begin_failed="db",
             commit_failed="db: could not commit",
             disk_full="db: the environment database's disk is full",
@@ -101,7 +101,7 @@ class Database:
                 return [dict(zip(columns, rows[0]))]  # noqa: B905
             return list(map(dict, map(zip, repeat(columns), rows)))
         except sqlite3.Error as exc:
-            raise BuiltinError(f"db: {exc}") from exc
+            raise failed(f"db: {exc}") from exc
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
@@ -110,14 +110,14 @@ class Database:
             conn = threads.local.conn or threads.connection()
             return conn.execute(sql, params).rowcount
         except sqlite3.Error as exc:
-            raise BuiltinError(f"db: {exc}") from exc
+            raise failed(f"db: {exc}") from exc
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement once per parameter set; returns the total row count."""
         try:
             return self._threads.connection().executemany(sql, rows).rowcount
         except sqlite3.Error as exc:
-            raise BuiltinError(f"db: {exc}") from exc
+            raise failed(f"db: {exc}") from exc
 
     def transaction(self) -> AbstractContextManager[Database]:
         """Group statements: all of them happen, or (on an exception) none. Nested uses

@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
-from ..errors import BuiltinError
+from .failures import failed
 
 __all__ = ["SqlDatabase", "positional_to_named"]
 
@@ -72,11 +72,11 @@ def _bind(sql: str, params: Params) -> tuple[Any, dict[str, Any]]:
     if isinstance(params, Mapping):
         return text(sql), dict(params)
     if isinstance(params, (str, bytes)):
-        raise BuiltinError("db: parameters are a list (for ?) or a dict (for :name)")
+        raise failed("db: parameters are a list (for ?) or a dict (for :name)")
     values = list(params)
     rewritten, count = positional_to_named(sql)
     if count != len(values):
-        raise BuiltinError(f"db: the SQL has {count} ? placeholders but {len(values)} values")
+        raise failed(f"db: the SQL has {count} ? placeholders but {len(values)} values")
     return text(rewritten), {f"p{i}": v for i, v in enumerate(values, 1)}
 
 
@@ -88,7 +88,7 @@ def _engine(url: str) -> Engine:
                 engine = create_engine(url, pool_pre_ping=True)
             except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
                 safe = make_url(url).render_as_string() if "://" in url else url
-                raise BuiltinError(f"db: cannot use database_url {safe}: {exc}") from exc
+                raise failed(f"db: cannot use database_url {safe}: {exc}") from exc
             _engines[url] = engine
         return engine
 
@@ -121,7 +121,7 @@ class SqlDatabase:
                 result = conn.execute(statement, bound)
                 return [dict(row) for row in result.mappings()] if result.returns_rows else []
         except SQLAlchemyError as exc:
-            raise BuiltinError(f"db: {exc.__cause__ or exc}") from exc
+            raise failed(f"db: {exc.__cause__ or exc}") from exc
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement and return how many rows it changed."""
@@ -130,7 +130,7 @@ class SqlDatabase:
             with self._connection() as conn:
                 return conn.execute(statement, bound).rowcount
         except SQLAlchemyError as exc:
-            raise BuiltinError(f"db: {exc.__cause__ or exc}") from exc
+            raise failed(f"db: {exc.__cause__ or exc}") from exc
 
     def executemany(self, sql: str, rows: Sequence[Params]) -> int:
         """Run one statement once per parameter set; returns the total row count."""
@@ -151,7 +151,7 @@ class SqlDatabase:
             conn = self.engine.connect()
             conn.begin()
         except SQLAlchemyError as exc:
-            raise BuiltinError(f"db: {exc.__cause__ or exc}") from exc
+            raise failed(f"db: {exc.__cause__ or exc}") from exc
         self._local.conn = conn
         try:
             yield self
@@ -162,7 +162,7 @@ class SqlDatabase:
             try:
                 conn.commit()
             except SQLAlchemyError as exc:
-                raise BuiltinError(f"db: could not commit: {exc.__cause__ or exc}") from exc
+                raise failed(f"db: could not commit: {exc.__cause__ or exc}") from exc
         finally:
             self._local.conn = None
             conn.close()

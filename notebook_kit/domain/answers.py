@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .contract_checks import Violation
 
 __all__ = [
+    "CAUGHT_ERROR",
     "CORS",
     "CRASHED",
     "MEMORY",
@@ -74,6 +75,10 @@ TIMEOUT_ERROR = "ActionTimeout"
 # answer broke the declared response (logged, the answer unchanged; not an error of the
 # action's counters).
 REQUEST_CONTRACT, RESPONSE_CONTRACT = "RequestContract", "ResponseContract"
+# ... when a built-in failed under an action that caught its error and answered (the
+# sample's lookup answers 500 "System error." when its table is missing): the log says
+# what failed; not an error of the action's counters, as the action answered.
+CAUGHT_ERROR = "Caught"
 
 # Domain refusals a caller caused; anything else is the server's fault (500).
 _ERROR_STATUS = ((ValidationError, 400), (NotFoundError, 404), (ConflictError, 409))

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from ..domain.answers import RESPONSE_CONTRACT, TIMEOUT_ERROR
+from ..domain.answers import CAUGHT_ERROR, RESPONSE_CONTRACT, TIMEOUT_ERROR
 from ..domain.clock import iso_time
 from .dialect import StoreDB
 from .log_batches import decode_batch, is_batch
@@ -67,6 +67,7 @@ def _as_columns(offset: float, rows: list[tuple[Any, ...]]) -> list[tuple[Any, .
 # the ID of the deployment that answered or None (entries written before canaries stop
 # at the error).
 _ran_action = itemgetter(5)
+_ANSWERED = (RESPONSE_CONTRACT, CAUGHT_ERROR)
 _failed = itemgetter(6)
 
 
@@ -82,9 +83,10 @@ def action_counters(entries: list[tuple[Any, ...]], wall: float) -> list[ActionS
     counts = Counter(map(_ran_action, entries))
     last = dict(zip(map(_ran_action, entries), entries, strict=True))
     last.pop(None, None)
-    # requests whose action raised or timed out (an answer outside its declared response is
-    # noted in the log, but the action answered: not an error)
-    failed = [e for e in filter(_failed, entries) if not e[6].startswith(RESPONSE_CONTRACT)]
+    # requests whose action raised or timed out (an answer outside its declared response,
+    # or after a built-in's error the action caught, is noted in the log, but the action
+    # answered: not an error)
+    failed = [e for e in filter(_failed, entries) if not e[6].startswith(_ANSWERED)]
     timed_out = [e for e in failed if e[6].startswith(TIMEOUT_ERROR)] if failed else []
     timeout_counts = Counter(map(_ran_action, timed_out))
     error_counts = Counter(map(_ran_action, failed))

@@ -17,8 +17,10 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.polling import wait_until
 
 from notebook_kit.domain.sample import CALCULATOR_FUNCTIONS, EMPLOYEES
+from notebook_kit.sandbox.pace import PROMOTE_AFTER
 from notebook_kit.workspace.workspace import Workspace
 
 STAGES = ("dev", "prod")
@@ -358,11 +360,58 @@ def test_employee_answers_500_system_error_when_table_is_gone(
     path = EMPLOYEE.format(stage=stage, id="E001")
     assert client.get(path, headers={"x-api-key": keys[stage]}).status_code == 200
     sample_workspace.database.execute("DROP TABLE employee")
-    response = client.get(path, headers={"x-api-key": keys[stage]})
-    assert response.status_code == 500
-    assert response.headers["content-type"] == "application/json"
-    assert response.headers["access-control-allow-origin"] == "*"
-    assert response.content == b'{"message": "System error."}'
+    calls = PROMOTE_AFTER + 8  # in an action process first, then inline in the worker
+    for _ in range(calls):
+        response = client.get(path, headers={"x-api-key": keys[stage]})
+        assert response.status_code == 500
+        assert response.headers["content-type"] == "application/json"
+        assert response.headers["access-control-allow-origin"] == "*"
+        assert response.content == b'{"message": "System error."}'
+    # the action caught the error and answered as written; the log says what failed
+    entries = logged_after(sample_workspace, path, calls + 1)
+    assert entries[0]["error"] is None
+    assert {entry["error"] for entry in entries[1:]} == {
+        "Caught BuiltinError: db: no such table: employee"
+    }
+    stats = sample_workspace.store.action_stats()[(stage, "restapi_sample", "employee")]
+    assert stats["errors"] == 0  # the action answered: not counted as its error
+
+
+def logged_after(workspace: Workspace, path: str, count: int) -> list[dict[str, Any]]:
+    """The request log's ``count`` entries of ``path``, oldest first, once all are in."""
+    found: list[dict[str, Any]] = []
+
+    def written() -> bool:
+        found[:] = [e for e in workspace.request_log() if e["path"] == path]
+        return len(found) >= count
+
+    wait_until(written, within=5)
+    return sorted(found, key=lambda e: e["id"])[-count:]
+
+
+def test_an_uncaught_db_error_is_named_in_the_dev_answer_and_the_log(
+    sample_workspace: Workspace, client: httpx.Client, keys: dict[str, str]
+) -> None:
+    """An action that does not catch ``db``'s error: dev's answer names it, prod's does
+    not, and both calls' log entries do."""
+    sample_workspace.create(
+        "restapi_sample", "missing", label="missing", method="GET", resource="missing",
+        action='res.body = db.query("SELECT id FROM vanished")',
+    )  # fmt: skip
+    for stage in STAGES:
+        sample_workspace.deploy("restapi_sample", stage)
+    wait_until(lambda: client.get("/prod/restapi_sample/missing").status_code != 404, within=5)
+    error = "BuiltinError: db: no such table: vanished"
+    dev = client.get("/dev/restapi_sample/missing", headers={"x-api-key": keys["dev"]})
+    assert (dev.status_code, dev.json()) == (
+        500,
+        {"message": "Internal server error", "error": error},
+    )
+    prod = client.get("/prod/restapi_sample/missing", headers={"x-api-key": keys["prod"]})
+    assert (prod.status_code, prod.json()) == (500, {"message": "Internal server error"})
+    for stage in STAGES:
+        (entry,) = logged_after(sample_workspace, f"/{stage}/restapi_sample/missing", 1)[-1:]
+        assert entry["error"] == error
 
 
 # -- keys per stage ----------------------------------------------------------------------------
@@ -440,5 +489,10 @@ def test_the_sample_installs_into_a_postgresql_environment_database(
         found = httpx.get(
             server.url + EMPLOYEE.format(stage="dev", id="E002"), headers={"x-api-key": key}
         )
-    assert found.json() == dict(zip(("id", "name", "age"), EMPLOYEES[1], strict=True))
-    shared.execute("DROP TABLE employee")
+        assert found.json() == dict(zip(("id", "name", "age"), EMPLOYEES[1], strict=True))
+        shared.execute("DROP TABLE employee")  # the action catches PostgreSQL's error too
+        path = EMPLOYEE.format(stage="dev", id="E002")
+        gone = httpx.get(server.url + path, headers={"x-api-key": key})
+        assert (gone.status_code, gone.content) == (500, b'{"message": "System error."}')
+        (entry,) = logged_after(workspace, path, 2)[1:]
+    assert entry["error"] == 'Caught BuiltinError: db: relation "employee" does not exist'

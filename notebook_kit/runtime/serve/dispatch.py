@@ -24,6 +24,7 @@ from multidict import CIMultiDict
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
+from ...builtins.failures import take_failure
 from ...domain import answers
 from ...domain.messages import ActionRequest, ActionResponse, render_response
 from ...sandbox.pace import INLINE_MAX, INLINE_WALL_MAX, SAMPLE_EVERY
@@ -170,8 +171,12 @@ class Dispatcher:
                         response, error = self._inline(action, req, stage, limit)
                     else:
                         response, error = await self._in_process(action, req, stage, limit, request)
-                    if contract is not None and error is None and contract.checks_responses:
-                        error = self._check_answer(action, stage, response)
+                    if (
+                        contract is not None
+                        and contract.checks_responses
+                        and (error is None or error.startswith(answers.CAUGHT_ERROR))
+                    ):
+                        error = self._check_answer(action, stage, response) or error
                     if verdict is not None:
                         response.headers.update(verdict.headers)
         # perf_counter times: the log turns them into wall-clock time and a duration
@@ -242,6 +247,7 @@ class Dispatcher:
                 return self._failed(
                     action, stage, answers.RAISED, f"{type(exc).__name__}: {exc}", limit
                 )
+        take_failure()  # a note left by code run outside a call is not this call's
         cpu = thread_time() if sampled else 0.0
         began = perf_counter()
         try:
@@ -249,6 +255,7 @@ class Dispatcher:
             run(req, res)
             status, headers, body, content_type = render_response(res)
         except Exception as exc:
+            take_failure()  # the error raised names what failed
             log.exception("action %s/%s failed on %s", action.app, action.definition.id, stage.name)
             return self._failed(
                 action, stage, answers.RAISED, f"{type(exc).__name__}: {exc}", limit
@@ -260,7 +267,8 @@ class Dispatcher:
             ):
                 pace.demote()
         answer = UntypedActionAnswer if content_type is None else ActionAnswer
-        return answer(body, status, headers, content_type), None  # type: ignore[arg-type]
+        caught = take_failure()  # a built-in's error the action caught, for the log
+        return answer(body, status, headers, content_type), caught  # type: ignore[arg-type]
 
     async def _in_process(
         self,
@@ -280,7 +288,8 @@ class Dispatcher:
             action.pace.pool_call_ended(outcome.wall, outcome.cpu, outcome.waits)
             answer = UntypedActionAnswer if outcome.content_type is None else ActionAnswer
             headers = CIMultiDict(outcome.headers)
-            return answer(outcome.body, outcome.status, headers, outcome.content_type), None  # type: ignore[arg-type]
+            answered = answer(outcome.body, outcome.status, headers, outcome.content_type)  # type: ignore[arg-type]
+            return answered, outcome.error
         if outcome.kind == answers.RAISED:
             action.pace.pool_call_ended(outcome.wall, outcome.cpu, outcome.waits)
             name = f"{action.app}/{action.definition.id}"

@@ -39,6 +39,7 @@ from typing import Any, NoReturn
 from ...builtins import presign
 from ...builtins.context import BuiltinContext
 from ...builtins.environment import ActionEnvironment
+from ...builtins.failures import take_failure
 from ...domain.actions import CompiledAction, compile_action
 from ...domain.messages import ActionRequest, ActionResponse, render_response
 from ...domain.models import Definition
@@ -71,6 +72,7 @@ def execute(
     printed = io.StringIO() if capture else None
     waits = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
     cpu, wall = time.process_time(), time.perf_counter()
+    take_failure()  # a note left by code run outside a call is not this call's
     try:
         with contextlib.redirect_stdout(printed) if printed is not None else _nothing():
             if action.is_async:
@@ -80,8 +82,10 @@ def execute(
                 action.run(req, res)
         status, headers, body, content_type = render_response(res)
     except MemoryError:
+        take_failure()
         return Outcome(MEMORY, stdout=_text(printed))
     except Exception as exc:
+        take_failure()  # the error raised names what failed
         return Outcome(
             RAISED,
             error=f"{type(exc).__name__}: {exc}",
@@ -97,6 +101,7 @@ def execute(
         tuple((str(n), str(v)) for n, v in headers.items()),
         body,
         content_type,
+        error=take_failure(),  # a built-in's error the action caught, for the log
         stdout=_text(printed),
         cpu=time.process_time() - cpu,
         wall=time.perf_counter() - wall,
