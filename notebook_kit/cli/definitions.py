@@ -14,7 +14,7 @@ from ..domain.models import METHODS, Constant, validate_timeout
 from ..errors import ValidationError
 from .output import echo_json, echo_table, read_file, workspace_of
 
-__all__ = ["copy", "create", "delete", "edit", "list_"]
+__all__ = ["copy", "create", "delete", "edit", "list_", "preflight"]
 
 
 def _timeout(text: str) -> float | None:
@@ -211,6 +211,23 @@ def copy(ctx: click.Context, app: str, api_id: str, to_app: str, new_id: str | N
     """Copy a definition into another application."""
     d = workspace_of(ctx).copy(app, api_id, to_app, new_id)
     click.echo(f"copied {app}/{api_id} to {d.app}/{d.id}")
+
+
+@click.command()
+@click.argument("app")
+@click.argument("api_id")
+@click.option(
+    "--origin",
+    default="*",
+    show_default=True,
+    help="The origin browsers may call from ('*' or one, like https://example.org).",
+)
+@click.pass_context
+def preflight(ctx: click.Context, app: str, api_id: str, origin: str) -> None:
+    """Add the CORS preflight (OPTIONS, no key) a browser needs to call API_ID's resource
+    with x-api-key and a JSON body; it goes live at the next deploy."""
+    d = workspace_of(ctx).add_preflight(app, api_id, origin)
+    click.echo(f"created {d.app}/{d.id} (OPTIONS {d.resource}): deploy to make it live")
 
 
 @click.command(name="list")

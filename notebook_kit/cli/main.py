@@ -219,6 +219,7 @@ for _command in (
     cli_definitions.edit,
     cli_definitions.delete,
     cli_definitions.copy,
+    cli_definitions.preflight,
     cli_definitions.list_,
     cli_examples.example,
     cli_examples.check,

@@ -12,12 +12,14 @@ from typing import Any
 
 from ..domain.actions import check_sources
 from ..domain.contracts import Contract
+from ..domain.cors import check_origin, preflight_for, same_resource
 from ..domain.models import Application, Constant, Definition
 from ..errors import ConflictError, NotFoundError
 from ..store.store import Store
 from .applications import find_application
 
 __all__ = [
+    "add_preflight",
     "change_definition",
     "check_sources",
     "delete_definition",
@@ -129,3 +131,20 @@ def edit_changes(
     if timeout is not unset:
         changes["timeout"] = timeout
     return changes
+
+
+def add_preflight(store: Store, app: str, api_id: str, origin: str = "*") -> Definition:
+    """Save the CORS preflight (OPTIONS, no key) of ``api_id``'s resource: it lets a
+    browser on ``origin`` send ``x-api-key`` and a JSON body to every method there.
+    Refused when the resource already answers OPTIONS (edit that one instead)."""
+    origin = check_origin(origin)
+    with store.transaction():
+        definition = find_definition(store, app, api_id)
+        siblings = store.list_definitions(app)
+        for other in siblings:
+            if other.method == "OPTIONS" and same_resource(other, definition):
+                raise ConflictError(
+                    f"resource {definition.resource!r} already answers OPTIONS with "
+                    f"{other.id!r}: edit that definition to allow content-type"
+                )
+        return insert_definition(store, preflight_for(definition, siblings, origin))

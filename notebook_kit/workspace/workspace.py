@@ -275,6 +275,12 @@ class Workspace:
         """Copy a definition into ``to_app`` (created if missing), as ``new_id`` if given."""
         return copy_definition(self.store, self.get(app, api_id), to_app, new_id)
 
+    def add_preflight(self, app: str, api_id: str, origin: str = "*") -> Definition:
+        """Save the CORS preflight a browser on ``origin`` needs to call ``api_id``'s
+        resource with the key and a JSON body (``domain.cors``); it goes live at the next
+        deploy. The definition's own answer must still carry ``Access-Control-Allow-Origin``."""
+        return editing.add_preflight(self.store, app, api_id, origin)
+
     def invoke(
         self,
         app: str,

@@ -7,8 +7,9 @@
    (The whole edit-test-deploy loop is ``test_studio_loop.py``.)
 2. A plain page served from another origin calls the sample calculator with ``fetch`` and
    the ``x-api-key`` header: the CORS preflight passes in a real browser, a call without
-   the key shows a readable 403, and a JSON content type (not allowed by the preflight)
-   is blocked by the browser.
+   the key shows a readable 403, and a JSON content type (not allowed by the sample's
+   preflight, kept as the spec has it) is blocked by the browser; a JSON API given its
+   preflight by ``ws.add_preflight`` (the studio's "Add CORS preflight") takes that call.
 
 Screenshots go to ``test-artifacts/screenshots/`` (CI keeps it). The README's picture,
 ``docs/studio.png``, is taken by ``test_studio_loop.py`` (with ``NOTEBOOK_KIT_UPDATE_DOCS=1``).
@@ -202,14 +203,15 @@ CALLER_PAGE = """<!doctype html>
 <p>with the key: <output id="with-key">...</output></p>
 <p>without a key: <output id="without-key">...</output></p>
 <p>as application/json: <output id="as-json">...</output></p>
+<p>a JSON API with its own preflight: <output id="json-api">...</output></p>
 <script>
 const params = new URLSearchParams(location.search);
 const url = params.get("api") + "/dev/restapi_sample/calculator";
 const body = JSON.stringify({arg1: 0.1, arg2: 0.2, operation: "plus"});
-async function call(id, headers) {
+async function call(id, headers, to = url) {
   const out = document.getElementById(id);
   try {
-    const r = await fetch(url, {method: "POST", headers, body});
+    const r = await fetch(to, {method: "POST", headers, body});
     out.textContent = r.status + " " + (await r.text());
   } catch (e) {
     out.textContent = "blocked: " + e.name;
@@ -221,6 +223,8 @@ async function call(id, headers) {
   await call("without-key", {"Content-Type": "text/plain"});
   // the sample's preflight allows origin,x-api-key only: the browser must refuse this one
   await call("as-json", {"x-api-key": params.get("key"), "Content-Type": "application/json"});
+  const json = {"x-api-key": params.get("key"), "Content-Type": "application/json"};
+  await call("json-api", json, params.get("api") + "/dev/notes/note");
   document.body.dataset.done = "yes";
 })();
 </script>
@@ -249,12 +253,23 @@ def test_cors_preflight_lets_another_origin_call_calculator(
     other_origin: str,
     sample_workspace: Workspace,
 ) -> None:
+    echo = 'res.headers["Access-Control-Allow-Origin"] = "*"\nres.body = req.body\n'
+    sample_workspace.create(
+        "notes", "note", label="A note", method="POST", resource="note", action=echo,
+        content_type="application/json",
+    )  # fmt: skip
+    sample_workspace.add_preflight("notes", "note")
+    sample_workspace.deploy("notes", "dev")
+    running_server.sync()
     query = httpx.QueryParams({"api": running_server.url, "key": keys["dev"]})
     page.goto(f"{other_origin}/caller.html?{query}")
     expect(page.locator("body[data-done=yes]")).to_be_attached()
     expect(page.locator("#with-key")).to_have_text("200 0.3")
     expect(page.locator("#without-key")).to_have_text("403 " + json.dumps({"message": "Forbidden"}))
     expect(page.locator("#as-json")).to_have_text("blocked: TypeError")
+    expect(page.locator("#json-api")).to_have_text(
+        "200 " + json.dumps({"arg1": 0.1, "arg2": 0.2, "operation": "plus"}, separators=(",", ":"))
+    )
     page.screenshot(path=str(SCREENSHOTS / "cors-caller.png"))
     # the browser really asked first: the runtime logged the preflights
     running_server.sync()

@@ -79,6 +79,25 @@ def test_delete_and_the_folded_actions_sit_right_under_save(studio: Studio) -> N
     assert not _shown(manage.more_box)
 
 
+def test_add_cors_preflight_makes_the_options_definition_beside_delete(studio: Studio) -> None:
+    ws, manage = studio.workspace, studio.manage
+    ws.create(
+        "restapi_sample", "notes", label="Notes", method="POST", resource="notes",
+        content_type="application/json",
+    )  # fmt: skip
+    studio.select("restapi_sample", "notes")
+    assert not manage.preflight.disabled
+    manage.preflight.click()
+    made = ws.get("restapi_sample", "notes-preflight")
+    assert (made.method, made.resource, made.requires_auth) == ("OPTIONS", "notes", False)
+    assert "content-type,x-api-key" in made.action
+    assert "Added notes-preflight (OPTIONS notes, no key)" in manage.delete_status.text
+    manage.preflight.click()  # twice: refused, said beside the button
+    assert "already answers OPTIONS with 'notes-preflight'" in manage.delete_status.text
+    studio.select("restapi_sample", "employee-preflight")
+    assert manage.preflight.disabled  # an OPTIONS definition is a preflight already
+
+
 # -- Test: the request line is the one that ran ------------------------------------
 
 

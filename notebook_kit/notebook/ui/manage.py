@@ -1,5 +1,5 @@
-"""``ManagePanel``: delete (confirmed), copy to another application, export as a browser
-download, import an uploaded export, commit to a git repository.
+"""``ManagePanel``: delete (confirmed), add a CORS preflight, copy to another application,
+export as a browser download, import an uploaded export, commit to a git repository.
 
 The studio puts it right under Save, so it is in view without scrolling past the form:
 Delete on the first row, the occasional actions (copy, export, import, commit) folded
@@ -61,6 +61,13 @@ class ManagePanel(widgets.VBox):
         self.delete = widgets.Button(description="Delete definition", icon="trash", layout=auto)
         self.delete_status = Status("nk-delete-status")
         self.delete_ask = Confirm(self.delete_status, "Confirm delete", "nk-delete-ask")
+        self.preflight = widgets.Button(
+            description="Add CORS preflight",
+            icon="globe",
+            layout=auto,
+            tooltip="An OPTIONS definition (no key) so browsers on other origins may call "
+            "this resource with x-api-key and a JSON body",
+        )
         self.copy_to_app = widgets.Text(placeholder="to application ID", layout=auto)
         self.copy_new_id = widgets.Text(placeholder="new ID (blank: same)", layout=auto)
         self.copy_run = widgets.Button(description="Copy", icon="copy", layout=auto)
@@ -83,6 +90,7 @@ class ManagePanel(widgets.VBox):
         self.commit_status = Status("nk-commit-status")
         for widget, css in (
             (self.delete, "nk-delete"),
+            (self.preflight, "nk-preflight"),
             (self.copy_to_app, "nk-copy-to-app"),
             (self.copy_new_id, "nk-copy-new-id"),
             (self.copy_run, "nk-copy-run"),
@@ -96,6 +104,7 @@ class ManagePanel(widgets.VBox):
         ):
             widget.add_class(css)
         self.delete.on_click(self._on_delete_click)
+        self.preflight.on_click(self._on_preflight_click)
         self.copy_run.on_click(self._on_copy_run_click)
         self.export.on_click(self._on_export_click)
         self.upload.observe(self._on_upload_value, names="value")
@@ -126,7 +135,9 @@ class ManagePanel(widgets.VBox):
         self.more_box.add_class("nk-manage-more-box")
         super().__init__(
             [
-                widgets.HBox([self.delete, self.more, self.delete_status], layout=wrap),
+                widgets.HBox(
+                    [self.delete, self.preflight, self.more, self.delete_status], layout=wrap
+                ),
                 self.delete_ask,
                 self.more_box,
             ]
@@ -151,6 +162,7 @@ class ManagePanel(widgets.VBox):
         self.definition = definition
         self.delete_ask.close_question()
         self.delete.disabled = definition is None
+        self.preflight.disabled = definition is None or definition.method == "OPTIONS"
         self.export_link.value = ""
 
     def _current(self) -> Definition:
@@ -179,6 +191,18 @@ class ManagePanel(widgets.VBox):
         self.definition = None
         self._changed(d.app, None)  # first: the studio moves on, then says what happened
         self.delete_status.ok(f"Deleted {d.app} / {d.id} (what is deployed stays until a redeploy)")
+
+    # -- CORS preflight ----------------------------------------------------------------
+
+    def _on_preflight_click(self, _button: widgets.Button) -> None:
+        with self.delete_status.working(self.preflight):
+            d = self._current()
+            made = self.workspace.add_preflight(d.app, d.id)
+            self._changed(made.app, d.id)
+            self.delete_status.ok(
+                f"Added {made.id} (OPTIONS {made.resource}, no key): deploy to make it live; "
+                "this definition's answer must still set Access-Control-Allow-Origin"
+            )
 
     # -- copy, export, import, commit --------------------------------------------------
 
