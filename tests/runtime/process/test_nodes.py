@@ -13,9 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.pg import PostgresServer
 from support.polling import wait_until
 from support.processes import run_cli
 
+from notebook_kit.builtins.sql_db import SqlDatabase
 from notebook_kit.runtime.process.handles import ServerProcess
 
 pytestmark = (
@@ -131,3 +133,36 @@ def test_a_change_from_the_cli_is_live_on_both_nodes_within_a_second(
     # and it stays: no node flaps back to what it served before
     for _ in range(10):
         assert nodes.all(check)
+
+
+def test_a_changed_database_url_reaches_both_nodes_at_the_next_deploy(
+    nodes: Nodes, postgres_server: PostgresServer
+) -> None:
+    """The actions' ``db`` of running nodes follows ``database_url`` from each node's own
+    SQLite file to a PostgreSQL database, and on to another, once the application is
+    deployed again (they kept the old one, even after a redeploy, until restarted)."""
+    urls = []
+    for name in ("first", "second"):
+        url = postgres_server.create_database().replace("postgresql://", "postgresql+psycopg://")
+        SqlDatabase(url).execute(f"CREATE TABLE place AS SELECT '{name}' AS name")
+        urls.append(url)
+    action = nodes.cli_home / "place.py"
+    action.write_text('res.body = db.query("SELECT name FROM place")[0]\n')
+    create = ["create", APP, "place", "--label", "Place", "--method", "get"]
+    nodes.cli(*create, "--resource", "place", "--action-file", str(action))
+    headers = {"x-api-key": nodes.key}
+
+    def place(client: httpx.Client) -> str | None:
+        response = client.get(f"/dev/{APP}/place", headers=headers)
+        return response.json().get("name") if response.status_code == 200 else None
+
+    nodes.cli("deploy", APP, "--stage", "dev")  # each node's own SQLite file: no table
+    wait_until(
+        lambda: nodes.all(lambda c: c.get(f"/dev/{APP}/place", headers=headers).status_code == 500)
+    )
+    for url, name in zip(urls, ("first", "second"), strict=True):
+        nodes.cli("settings", "set", "database_url", url)
+        nodes.cli("deploy", APP, "--stage", "dev")
+        wait_until(lambda name=name: nodes.all(lambda c: place(c) == name), within=1.0)
+        for _ in range(5):  # every worker, inline and in its action processes
+            assert nodes.all(lambda c, name=name: place(c) == name)
