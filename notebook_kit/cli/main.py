@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from functools import partial
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from ..errors import NotebookKitError
+from ..errors import NotebookKitError, StoreError
 from . import canary as cli_canary
 from . import consumers as cli_consumers
 from . import contracts as cli_contracts
@@ -30,6 +29,9 @@ from . import secrets as cli_secrets
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
 from .stores import store as store_group
+
+if TYPE_CHECKING:
+    from ..workspace.workspace import Workspace
 
 __all__ = ["main"]
 
@@ -126,29 +128,76 @@ def keys(ctx: click.Context, rotate: str | None) -> None:
     help="Run in the background: return once the server answers, printing its URL, "
     "process ID and log file. 'notebook-kit stop' ends it.",
 )
+@click.option(
+    "--admin-port",
+    default=None,
+    type=click.IntRange(1, 65535),
+    help="Open the admin listener on this port: GET /live, /ready, /metrics (Prometheus).",
+)
+@click.option(
+    "--admin-host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface of the admin listener.",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, workers: int, detach: bool) -> None:
-    """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}."""
+def serve(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    workers: int,
+    detach: bool,
+    admin_port: int | None,
+    admin_host: str,
+) -> None:
+    """Serve the deployed APIs at http://HOST:PORT/{dev|prod}/{app}/{resource}. A
+    PostgreSQL store that does not answer yet is waited for (/ready says so)."""
     from ..runtime.process.handles import serve as run_server
+    from ..runtime.process.node import is_unreachable
 
-    ws = workspace_of(ctx)
-    shared = f" (store {ws.store.location})" if ws.store.url else ""
+    admin = None if admin_port is None else (admin_host, admin_port)
+    try:
+        ws: Workspace | None = workspace_of(ctx)
+    except StoreError as exc:
+        if detach or not is_unreachable(exc):
+            raise
+        ws = None  # the node waits for it
     if detach:
         from ..runtime.process.detached import start_detached
 
-        server = start_detached(ws.home, host, port, workers, ws.store.url or "")
+        assert ws is not None
+        shared = f" (store {ws.store.location})" if ws.store.url else ""
+        server = start_detached(ws.home, host, port, workers, ws.store.url or "", admin=admin)
         click.echo(
             f"notebook-kit serving {ws.home}{shared} at {server.url} in the background "
             f"(pid {server.pid}, log {server.log}); 'notebook-kit stop' ends it"
         )
         return
-    banner = (
-        f"notebook-kit serving {ws.home}{shared} at http://{host}:{port} "
-        f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops"
-    )
+    opened = [ws] if ws is not None else []
+
+    def open_workspace() -> Workspace:
+        opened.append(workspace_of(ctx))
+        return opened[-1]
+
+    def banner() -> None:  # once the workers serve, so it never precedes a failure
+        served = opened[-1]
+        shared = f" (store {served.store.location})" if served.store.url else ""
+        where = f"; admin at http://{admin_host}:{admin_port}" if admin_port is not None else ""
+        _say(
+            f"notebook-kit serving {served.home}{shared} at http://{host}:{port} "
+            f"({workers} worker{'s' if workers > 1 else ''}{where}); Ctrl+C stops"
+        )
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    # The line is printed once the workers serve, so it never precedes a failure.
-    run_server(ws, host, port, workers, on_ready=partial(_say, banner))
+    run_server(
+        ws if ws is not None else open_workspace,
+        host,
+        port,
+        workers,
+        on_ready=banner,
+        admin_host=admin_host,
+        admin_port=admin_port,
+    )
 
 
 @cli.command()

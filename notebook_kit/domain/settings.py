@@ -155,6 +155,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("request_log_size", 10_000, "How many requests the request log keeps.", _positive_int),
     Setting(
+        "metrics_max_series",
+        1000,
+        "Label sets the admin /metrics keeps per node for requests; calls past it are "
+        "counted under the label value other.",
+        _positive_int,
+    ),
+    Setting(
         "record_requests_dev",
         False,
         "Keep each dev request's headers and body in the request log (for replay).",

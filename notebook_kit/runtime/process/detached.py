@@ -61,6 +61,7 @@ def start_detached(
     workers: int = 1,
     store: str | None = None,
     timeout: float = 30.0,
+    admin: tuple[str, int] | None = None,
 ) -> Detached:
     """Start ``notebook-kit serve`` for the workspace at ``home`` in the background and
     return once it answers HTTP (port 0: a free one). ``store``: its store URL, handed
@@ -71,6 +72,8 @@ def start_detached(
     log = home / f"serve-{port}.log"
     command = [sys.executable, "-m", "notebook_kit", "--home", str(home), "serve"]
     command += ["--host", host, "--port", str(port), "--workers", str(workers)]
+    if admin is not None:  # the admin listener (``node``): its host and port
+        command += ["--admin-host", admin[0], "--admin-port", str(admin[1])]
     env = None if store is None else {**os.environ, "NOTEBOOK_KIT_STORE": store}
     with log.open("ab") as out:  # a file, not a pipe: nobody reads a pipe once we return
         process = subprocess.Popen(

@@ -39,6 +39,7 @@ from ...errors import ServerError
 
 if TYPE_CHECKING:
     from ...workspace.workspace import Workspace
+    from .node import Node
     from .supervisor import Supervisor
 
 __all__ = [
@@ -54,41 +55,64 @@ __all__ = [
 
 
 def serve(
-    workspace: Workspace,
+    workspace: Workspace | Callable[[], Workspace],
     host: str = "127.0.0.1",
     port: int = 8000,
     workers: int = 1,
     on_ready: Callable[[], None] | None = None,
+    admin_host: str = "127.0.0.1",
+    admin_port: int | None = None,
 ) -> None:
-    """Serve ``workspace`` in the foreground until SIGTERM or SIGINT (the first one stops
-    the server within ``STOP_SECONDS``; the others are ignored). ``on_ready`` runs once,
-    when the workers serve. Raises ServerError when HOST:PORT cannot be served."""
+    """Serve ``workspace`` (or what ``workspace()`` opens, waiting for a PostgreSQL store
+    that does not answer yet) in the foreground until SIGTERM or SIGINT (the first one
+    stops the server within ``STOP_SECONDS``; the others are ignored). ``on_ready`` runs
+    once, when the workers serve. ``admin_port``: the admin listener's (``/live``,
+    ``/ready``, ``/metrics``) on ``admin_host``. Raises ServerError when HOST:PORT (or the
+    admin address) cannot be served."""
     from ..serve.connections import raise_descriptor_limit
     from .descendants import become_subreaper, end_descendants
-    from .supervisor import Supervisor
+    from .node import Node
 
     listener = _bind(host, port, busy=f"port {port} is already in use")
+    try:
+        admin = _admin_socket(admin_host, admin_port, host, port)
+    except ServerError:
+        listener.close()
+        raise
     listener.listen(socket.SOMAXCONN)
     raise_descriptor_limit()  # the workers inherit it
     become_subreaper()  # what actions start comes back here when orphaned: ended at the stop
-    supervisor = Supervisor(workspace, listener, workers)
+    node = Node(workspace, listener, workers, admin)
     loop = asyncio.new_event_loop()
     stopping: list[int] = []
 
     def stop(signum: int) -> None:
         if not stopping:
             stopping.append(signum)
-            supervisor.stop()
+            node.stop()
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop, signum)
     try:
-        loop.run_until_complete(supervisor.run(on_ready))
+        loop.run_until_complete(node.run(on_ready))
     finally:
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
         listener.close()
+        if admin is not None:
+            admin.close()
         end_descendants()
+
+
+def _admin_socket(
+    host: str, port: int | None, api_host: str, api_port: int
+) -> socket.socket | None:
+    """The admin listener's socket (None: none asked for); never the API's port."""
+    if port is None:
+        return None
+    if port == api_port and port != 0:
+        raise ServerError(f"the admin port {port} is the API's port: choose another")
+    return _bind(host, port, busy=f"admin port {port} is already in use")
 
 
 def answers_http(host: str, port: int) -> bool:
@@ -165,15 +189,24 @@ class BackgroundServer(ServerHandle):
     port."""
 
     def __init__(
-        self, workspace: Workspace, host: str = "127.0.0.1", port: int = 0, workers: int = 1
+        self,
+        workspace: Workspace,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        workers: int = 1,
+        admin_port: int | None = None,
+        admin_host: str = "127.0.0.1",
     ) -> None:
         self.workspace = workspace
         self.home = workspace.home
         self.host = host
         self.port = port
         self.workers = workers
+        self.admin_host = admin_host
+        self.admin_port = admin_port  # 0: a free one (the port chosen once started)
         self._thread: threading.Thread | None = None
         self.supervisor: Supervisor | None = None
+        self.node: Node | None = None
         self._error: BaseException | None = None
 
     @property
@@ -183,16 +216,25 @@ class BackgroundServer(ServerHandle):
     def start(self, timeout: float = 30.0) -> BackgroundServer:
         if self.running:
             return self
-        from .supervisor import Supervisor
+        from .node import Node
 
         listener = _bind(self.host, self.port)  # bound here: a taken port fails in the caller
+        try:
+            admin = _admin_socket(self.admin_host, self.admin_port, self.host, self.port)
+        except ServerError:
+            listener.close()
+            raise
         listener.listen(socket.SOMAXCONN)
         self.port = listener.getsockname()[1]
-        self.supervisor = supervisor = Supervisor(self.workspace, listener, self.workers)
+        if admin is not None:
+            self.admin_port = admin.getsockname()[1]
+        self.node = node = Node(self.workspace, listener, self.workers, admin)
+        assert node.supervisor is not None
+        self.supervisor = supervisor = node.supervisor
         self._error = None
         self._thread = threading.Thread(
             target=self._run,
-            args=(supervisor, listener),
+            args=(node, listener, admin),
             daemon=True,
             name=f"notebook-kit-server-{self.port}",
         )
@@ -207,16 +249,25 @@ class BackgroundServer(ServerHandle):
                 raise ServerError(f"the server did not start{why}{waited}") from error
         return self
 
-    def _run(self, supervisor: Supervisor, listener: socket.socket) -> None:
+    @property
+    def admin_url(self) -> str | None:
+        """The admin listener's base URL (None: none was asked for)."""
+        if self.admin_port is None:
+            return None
+        return f"http://{self.admin_host}:{self.admin_port}"
+
+    def _run(self, node: Node, listener: socket.socket, admin: socket.socket | None) -> None:
         loop = asyncio.new_event_loop()
         try:
-            loop.run_until_complete(supervisor.run())
+            loop.run_until_complete(node.run())
         except BaseException as exc:
             self._error = exc
         finally:
             loop.run_until_complete(loop.shutdown_default_executor())  # no thread left
             loop.close()
             listener.close()
+            if admin is not None:
+                admin.close()
 
     def sync(self, timeout: float = 10.0) -> None:
         """Return once the server serves what the store has live now (a deploy just made
@@ -227,8 +278,8 @@ class BackgroundServer(ServerHandle):
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop serving and release the port. Safe to call twice."""
-        if self.supervisor is not None:
-            self.supervisor.stop()
+        if self.node is not None:
+            self.node.stop()
         if self._thread is not None:
             self._thread.join(timeout)
 

@@ -108,7 +108,10 @@ class LogWriter:
         self._canaries = canaries
         self._pending: deque[Pending] = deque()
         self._entries = 0
-        self.dropped = 0
+        self.dropped = 0  # since the store went away (said when it is back)
+        self.dropped_total = 0  # since the start (the metrics)
+        self.written = 0
+        self.error: str | None = None  # the store's refusal of the last write, until one lands
         self._arrived = asyncio.Event()
         self._next_judging = 0.0
         self._owed = False  # entries written since the last judgement, not yet judged
@@ -125,6 +128,7 @@ class LogWriter:
             lost = self._pending.popleft()[1]
             self._entries -= lost
             self.dropped += lost
+            self.dropped_total += lost
         self._arrived.set()
         return count
 
@@ -142,10 +146,18 @@ class LogWriter:
                 self.workspace.store.append_batch(batch, count, keep, stats, usage, used)
             except StoreError as exc:
                 self.link.failed(exc)
+                self.error = str(exc)
                 return False
             self._pending.popleft()
             self._entries -= count
+            self.written += count
+        self.error = None
         return True
+
+    @property
+    def backlog(self) -> int:
+        """Entries waiting in memory for the store."""
+        return self._entries
 
     async def run(self) -> None:
         """Write batches as they come, every ``FLUSH_SECONDS`` at most; never stops on
@@ -192,3 +204,4 @@ class LogWriter:
         """The last write, at the stop: a store that is away loses these (logged)."""
         if not self.write():
             log.warning("could not write the last %d request-log entries", self._entries)
+            self.dropped_total += self._entries

@@ -33,6 +33,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,7 @@ from ..reload.secret_feed import SecretFeed
 from ..reload.store_link import StoreLink
 from .grants import Grants, send
 from .log_writer import LogWriter
+from .metrics import Metrics
 from .pages import COMMITTED, Page
 from .worker_watch import WorkerWatch
 from .workers import WorkerProcess
@@ -112,6 +114,10 @@ class Supervisor:
         self.grants = Grants(workspace, self.feed, self.secret_feed, current, plan, self._spawn)
         self.watch = WorkerWatch(lambda: self.workers, self._stuck)
         self._flushed: dict[int, asyncio.Future[None]] = {}  # sync(): the workers' answers
+        self.store_error: str | None = None  # why the store did not answer, until it does
+        self.metrics: Metrics | None = None  # once running (``metrics``)
+        self.committed: tuple[int, float] = (-1, 0.0)  # generation served, since (epoch)
+        self._apps: tuple[int, frozenset[tuple[str, str]]] = (-1, frozenset())
 
     # -- life ---------------------------------------------------------------------------
 
@@ -154,9 +160,11 @@ class Supervisor:
         if self._stop_asked:
             self._stop.set()
         self.grants.loop = loop
+        read = await self._first_read(loop)
+        if read is None:
+            return  # stopped while the store was away
+        self._read = read
         self.link = StoreLink(self.workspace.store, loop)
-        self.phase = "reading what is live from the store"
-        self._read = read = await loop.run_in_executor(None, self.feed.read)
         self._plan = self._plan_for(read)
         warning = sandbox_warning()
         if warning:
@@ -172,6 +180,9 @@ class Supervisor:
             lambda: self._current.settings,
             lambda: self._current.canary_check,
         )
+        self.metrics = Metrics(
+            lambda: int(self._current.settings["metrics_max_series"]), self._live_apps
+        )
         try:
             self.phase = "the HTTP workers starting and building what is live"
             for index in range(self.count):
@@ -184,6 +195,33 @@ class Supervisor:
             ready.cancel()
         finally:
             await self._shutdown()
+
+    async def _first_read(self, loop: asyncio.AbstractEventLoop) -> LiveRead | None:
+        """What is live, read once the store answers (None: stopped before it did)."""
+        assert self._stop is not None
+        while True:
+            self.phase = "reading what is live from the store"
+            try:
+                read = await loop.run_in_executor(None, self.feed.read)
+            except StoreError as exc:
+                if self.store_error is None:
+                    log.warning("the store does not answer (%s): waiting for it", exc)
+                self.store_error = str(exc)
+                self.phase = f"waiting for the store ({exc})"
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), 1.0)
+                if self._stop.is_set():
+                    return None
+                continue
+            self.store_error = None
+            return read
+
+    def _live_apps(self) -> frozenset[tuple[str, str]]:
+        """The (stage, application) pairs live now (for the metrics' labels)."""
+        read = self._current
+        if self._apps[0] != read.generation:
+            self._apps = (read.generation, frozenset((str(p[0]), str(p[1])) for p in read.live))
+        return self._apps[1]
 
     async def _wait_ready(self, on_ready: Callable[[], None] | None) -> None:
         while not self.ready.is_set():
@@ -317,6 +355,8 @@ class Supervisor:
                 self.log.add(
                     message.payload, header.get("stats"), header.get("usage"), header.get("used")
                 )
+                assert self.metrics is not None
+                self.metrics.count(message.payload)
             except ValueError as exc:
                 log.warning("worker %d sent a malformed log batch (%s)", worker.index, exc)
         elif op == "built":
@@ -347,6 +387,7 @@ class Supervisor:
         if all(w.built >= target for w in live) and words[COMMITTED] < target:
             self.feed.committed(words[COMMITTED])  # what was served until now: still asked for
             words[COMMITTED] = target
+            self.committed = (target, time.time())
             for each in live:
                 self._spawn(send(each.channel, {"op": "commit", "generation": target}))
         elif 0 <= worker.built <= words[COMMITTED]:
@@ -378,11 +419,13 @@ class Supervisor:
                 continue
             try:
                 generation = await loop.run_in_executor(None, self.feed.generation)
+                self.store_error = None
                 if generation != self._current.generation or link.lost:
                     read = await loop.run_in_executor(None, self.feed.read)
                     link.answered(self.log.dropped)
                     await self._publish(read)
             except StoreError as exc:
+                self.store_error = str(exc)
                 link.failed(exc)
             except Exception:
                 log.exception("reading what is live failed; still serving the previous state")
