@@ -155,10 +155,19 @@ class ServerHandle(ABC):
     home: Path
     host: str
     port: int
+    admin_host: str = "127.0.0.1"
+    admin_port: int | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def admin_url(self) -> str | None:
+        """The admin listener's base URL (None: none was asked for)."""
+        if self.admin_port is None:
+            return None
+        return f"http://{self.admin_host}:{self.admin_port}"
 
     @property
     @abstractmethod
@@ -249,13 +258,6 @@ class BackgroundServer(ServerHandle):
                 raise ServerError(f"the server did not start{why}{waited}") from error
         return self
 
-    @property
-    def admin_url(self) -> str | None:
-        """The admin listener's base URL (None: none was asked for)."""
-        if self.admin_port is None:
-            return None
-        return f"http://{self.admin_host}:{self.admin_port}"
-
     def _run(self, node: Node, listener: socket.socket, admin: socket.socket | None) -> None:
         loop = asyncio.new_event_loop()
         try:
@@ -304,6 +306,8 @@ class ServerProcess(ServerHandle):
         port: int = 0,
         workers: int = 1,
         store: str | None = None,
+        admin_port: int | None = None,
+        admin_host: str = "127.0.0.1",
     ) -> None:
         self.home = Path(home)
         self.store = store
@@ -312,6 +316,11 @@ class ServerProcess(ServerHandle):
             with _bind(host, 0) as sock:
                 port = sock.getsockname()[1]
         self.port = port
+        if admin_port == 0:  # a free one, chosen now
+            with _bind(admin_host, 0) as sock:
+                admin_port = sock.getsockname()[1]
+        self.admin_host = admin_host
+        self.admin_port = admin_port
         self.workers = workers
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = Path(tempfile.mkstemp(prefix="notebook-kit-serve-", suffix=".log")[1])
@@ -329,6 +338,8 @@ class ServerProcess(ServerHandle):
         command = [sys.executable, "-m", "notebook_kit", "--home", str(self.home), "--create"]
         command += ["serve"]
         command += ["--host", self.host, "--port", str(self.port), "--workers", str(self.workers)]
+        if self.admin_port is not None:
+            command += ["--admin-host", self.admin_host, "--admin-port", str(self.admin_port)]
         env = None if self.store is None else {**os.environ, "NOTEBOOK_KIT_STORE": self.store}
         with self.log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block
             self.process = subprocess.Popen(
