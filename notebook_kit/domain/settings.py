@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from .forwarded import proxies_setting
 
 __all__ = [
     "SETTINGS",
@@ -124,6 +125,15 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Requests a caller may make at once under a rate limit; unset is twice the rate.",
         _optional_positive_int,
+    ),
+    Setting(
+        "trusted_proxies",
+        None,
+        "Addresses or networks (CIDR, comma-separated) of the proxies in front of the "
+        "server; behind them the caller's address is the rightmost X-Forwarded-For entry "
+        "that is not one of them (keyless rate limits, canary shares). Unset: the "
+        "connection's address, X-Forwarded-For ignored.",
+        proxies_setting,
     ),
     Setting(
         "request_timeout",

@@ -22,6 +22,7 @@ from sanic.response import HTTPResponse
 
 from ...builtins.presign import use_serving_request
 from ...domain import answers
+from ...domain.forwarded import parse_proxies
 from .connections import apply_connection_settings
 from .dispatch import Dispatcher
 from .http_guard import GuardedRequest, oversized_head, timeout_status
@@ -47,6 +48,7 @@ def _serving_request() -> Request | None:
 def apply_settings(app: Sanic, settings: Mapping[str, Any]) -> None:
     """The body limit, the timeouts and the connection cap of ``settings``."""
     app.config.REQUEST_MAX_SIZE = settings["max_body_bytes"]
+    app.config.NK_TRUSTED_PROXIES = parse_proxies(settings["trusted_proxies"])
     apply_connection_settings(app.config, settings)
 
 

@@ -32,6 +32,10 @@ Sanic reads the body in its handler stage, under ``RESPONSE_TIMEOUT`` (also
 ``request_timeout``, measuring inactivity). A caller that stops sending mid-body gets
 ``408 Request Timeout`` (``timeout_status``) instead of Sanic's 503 (which the runtime's
 catch-all turned into a 500).
+
+``ip`` is the caller's address: the connection's, or, when the connection comes from a
+proxy the ``trusted_proxies`` setting names, the one its ``X-Forwarded-For`` gives
+(``domain.forwarded``); every use of the caller's address reads it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from sanic.exceptions import BadRequest, ServiceUnavailable
 from sanic.request import Request
 
 from ...domain import answers
+from ...domain.forwarded import caller_address
 from .request_body import receive
 
 __all__ = ["GuardedRequest", "oversized_head", "timeout_status"]
@@ -93,6 +98,17 @@ class GuardedRequest(Request):
         if not host and self.conn_info is not None:
             host = self.conn_info.server
         return host
+
+    @property
+    def ip(self) -> str:
+        """The caller's address: the connection's, or behind a proxy of the
+        ``trusted_proxies`` setting the one its ``X-Forwarded-For`` names (what keyless
+        rate limits and canary shares count by)."""
+        peer: str = self.conn_info.client_ip if self.conn_info else ""
+        trusted = getattr(self.app.config, "NK_TRUSTED_PROXIES", ())
+        if not trusted:
+            return peer
+        return caller_address(peer, self.headers.getall("x-forwarded-for", []), trusted)
 
 
 _init = Request.__init__
