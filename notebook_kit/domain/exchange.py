@@ -3,7 +3,9 @@
 ``to_document`` writes it; ``from_document`` reads it back, checking everything before
 anything is written, so a bad file is refused whole. Examples travel in an optional
 top-level ``examples`` list (``examples_from_document`` reads it): a file without one,
-as every older export is, holds none, and older versions ignore the list.
+as every older export is, holds none, and older versions ignore the list. Schedules
+travel the same way, in ``schedules`` (``schedules_from_document``); a deployment's
+snapshot holds its schedules there too.
 """
 
 from __future__ import annotations
@@ -18,8 +20,16 @@ from .actions import check_sources
 from .clock import now
 from .examples import Example
 from .models import APPLICATION_TYPE, Application, Definition
+from .schedules import Schedule, check_targets
 
-__all__ = ["FORMAT", "examples_from_document", "from_document", "read_document", "to_document"]
+__all__ = [
+    "FORMAT",
+    "examples_from_document",
+    "from_document",
+    "read_document",
+    "schedules_from_document",
+    "to_document",
+]
 
 FORMAT = "notebook-kit/1"
 _DEFINITION_FIELDS = (
@@ -38,9 +48,13 @@ _DEFINITION_FIELDS = (
 
 
 def to_document(
-    app: Application, definitions: list[Definition], examples: Sequence[Example] = ()
+    app: Application,
+    definitions: list[Definition],
+    examples: Sequence[Example] = (),
+    schedules: Sequence[Schedule] = (),
 ) -> dict[str, Any]:
-    """The export of ``app``; its ``examples`` are written only when it has some."""
+    """The export of ``app``; its ``examples`` and ``schedules`` are written only when it
+    has some."""
     document = {
         "format": FORMAT,
         "exported_at": now(),
@@ -57,6 +71,10 @@ def to_document(
     if examples:
         document["examples"] = [
             {k: v for k, v in e.to_dict().items() if k != "app"} for e in examples
+        ]
+    if schedules:
+        document["schedules"] = [
+            {k: v for k, v in s.to_dict().items() if k != "app"} for s in schedules
         ]
     return document
 
@@ -158,3 +176,27 @@ def examples_from_document(document: Any, definitions: list[Definition]) -> list
             raise FormatError(f"the export holds example {example.key} twice")
         examples.append(example)
     return examples
+
+
+def schedules_from_document(document: Any, definitions: list[Definition]) -> list[Schedule]:
+    """Validate the schedules of an export that ``from_document`` accepted (none when it
+    has no ``schedules`` list): each runs one of its ``definitions``, one without path
+    parameters."""
+    items = document.get("schedules", [])
+    if not isinstance(items, list):
+        raise FormatError("the export's 'schedules' is not a list")
+    app = document["application"]["id"]
+    schedules: list[Schedule] = []
+    for number, item in enumerate(items, start=1):
+        try:
+            schedule = Schedule.from_dict({**item, "app": app} if isinstance(item, dict) else item)
+        except NotebookKitError as exc:
+            raise FormatError(f"the export holds an invalid schedule {number}: {exc}") from None
+        if any(s.name == schedule.name for s in schedules):
+            raise FormatError(f"the export holds schedule {schedule.name!r} twice")
+        schedules.append(schedule)
+    try:
+        check_targets(schedules, definitions)
+    except NotebookKitError as exc:
+        raise FormatError(f"the export holds an invalid schedule: {exc}") from None
+    return schedules

@@ -28,12 +28,13 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import ValidationError
-from .models import validate_id
+from .models import Definition, validate_id
 
 __all__ = [
     "OVERLAPS",
     "Cron",
     "Schedule",
+    "check_targets",
     "parse_cron",
     "parse_timezone",
     "validate_schedule_name",
@@ -352,3 +353,25 @@ class Schedule:
             timezone=data.get("timezone", "UTC"),
             overlap=data.get("overlap", "skip"),
         )
+
+
+def check_targets(schedules: Sequence[Schedule], definitions: Sequence[Definition]) -> None:
+    """Each schedule must run one of ``definitions`` that takes no path parameters (a
+    scheduled run has no caller to give them); ValidationError naming the first that
+    does not."""
+    by_id = {d.id: d for d in definitions}
+    for schedule in schedules:
+        target = by_id.get(schedule.definition)
+        if target is None:
+            raise ValidationError(
+                f"schedule {schedule.name!r} runs definition {schedule.definition!r}, which "
+                f"application {schedule.app!r} does not have",
+                field="definition",
+            )
+        if target.path_parameters:
+            raise ValidationError(
+                f"schedule {schedule.name!r} runs {schedule.definition!r}, whose resource has "
+                f"path parameters ({{{target.path_parameters[0]}}}); a scheduled run has no "
+                "caller to give them: schedule a definition without any",
+                field="definition",
+            )

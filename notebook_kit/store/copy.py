@@ -31,9 +31,18 @@ COPIED_TABLES: tuple[str, ...] = (
     "action_stats",
     "request_log_batches",
     "secret_versions",
+    "schedules",
+    "schedule_states",
+    "schedule_runs",
 )
 #: Tables whose ``id`` the target must continue after the copied ones.
-_NUMBERED = ("definition_versions", "deployments", "request_log_batches", "secret_versions")
+_NUMBERED = (
+    "definition_versions",
+    "deployments",
+    "request_log_batches",
+    "secret_versions",
+    "schedule_runs",
+)
 
 
 def copy_rows(source: StoreDB, target: StoreDB) -> dict[str, int]:

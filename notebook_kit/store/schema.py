@@ -176,6 +176,28 @@ MIGRATIONS: tuple[Migration, ...] = (
     """
     ALTER TABLE definitions ADD COLUMN contract TEXT;
     """,
+    # Issue 27: schedules (docs/schedules.md; store/schedules.py): saved schedules, their
+    # pauses per stage, and the run log, whose UNIQUE tick row is the lease of a run.
+    """
+    CREATE TABLE schedules (
+        app_id TEXT NOT NULL REFERENCES applications (id) ON DELETE CASCADE,
+        name TEXT NOT NULL, definition TEXT NOT NULL, cron TEXT NOT NULL,
+        timezone TEXT NOT NULL, overlap TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, name));
+    CREATE TABLE schedule_states (
+        stage TEXT NOT NULL, app_id TEXT NOT NULL, name TEXT NOT NULL,
+        paused INTEGER NOT NULL, changed_at TEXT NOT NULL,
+        PRIMARY KEY (stage, app_id, name));
+    CREATE TABLE schedule_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, stage TEXT NOT NULL, app_id TEXT NOT NULL,
+        schedule TEXT NOT NULL, tick TEXT NOT NULL, manual INTEGER NOT NULL,
+        node TEXT NOT NULL, status TEXT NOT NULL, claimed_at TEXT NOT NULL,
+        started_at TEXT, finished_at TEXT, duration_ms REAL, error TEXT,
+        lease_until REAL NOT NULL,
+        UNIQUE (stage, app_id, schedule, tick));
+    CREATE INDEX schedule_runs_open ON schedule_runs (status, lease_until);
+    """,
 )
 
 

@@ -33,6 +33,7 @@ from .dialect import DISK_FULL, StoreDB, mask_url
 from .examples import ExampleTables
 from .request_log import ActionStats, RequestLog
 from .rows import definition_from_row, definition_values, deployment_from_row
+from .schedules import ScheduleTables
 from .secrets import SecretTables
 from .snapshots import Snapshots, decode_ids, version_of
 from .users import UserTables
@@ -79,6 +80,7 @@ class Store:
         self.canaries = Canaries(db)
         self.secrets = SecretTables(db)
         self.consumers = ConsumerTables(db)
+        self.schedules = ScheduleTables(db)
         self.examples = ExampleTables(db, self._count_change)
         where = self.path if self.path is not None else mask_url(db.url or "")
         try:
@@ -236,13 +238,15 @@ class Store:
         self._count_change()
 
     def replace_definition(self, old_api_id: str, d: Definition) -> None:
-        """Save ``d`` over ``old_api_id``; a rename takes the definition's examples along."""
+        """Save ``d`` over ``old_api_id``; a rename takes the definition's examples and
+        schedules along."""
         self._db.write(
             "DELETE FROM definitions WHERE app_id = ? AND api_id = ?", (d.app, old_api_id)
         )
         self.insert_definition(d)
         if old_api_id != d.id:
             self.examples.move(d.app, old_api_id, d.id)
+            self.schedules.rename_definition(d.app, old_api_id, d.id)
 
     def delete_definition(self, app_id: str, api_id: str) -> None:
         """Delete a definition and its examples."""

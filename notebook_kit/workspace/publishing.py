@@ -1,11 +1,12 @@
 """Publishing: what each stage serves, and the rules for changing it.
 
 A deploy validates the whole application (routes, every action compiles) and stores a
-snapshot of it; the stage then serves that snapshot until the next deploy, an undeploy or
-a rollback (to an earlier snapshot of the same stage). Every change checks the stage's
-resource quota against what the stage would serve afterwards, and bumps the store's
-generation so that servers reload. What is live is always read from the snapshots,
-never kept beside them.
+snapshot of it (its schedules too: they run from the snapshot, so a rollback restores
+them and an undeploy stops them); the stage then serves that snapshot until the next
+deploy, an undeploy or a rollback (to an earlier snapshot of the same stage). Every
+change checks the stage's resource quota against what the stage would serve afterwards,
+and bumps the store's generation so that servers reload. What is live is always read
+from the snapshots, never kept beside them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..domain.actions import check_sources
 from ..domain.checks import CheckReport, run_examples
 from ..domain.examples import Example, ExampleRequest
 from ..domain.models import Application, Definition, Deployment, Stage, validate_description
+from ..domain.schedules import check_targets
 from ..errors import (
     ConflictError,
     ExampleFailedError,
@@ -142,11 +144,13 @@ class Publisher:
                         f"split with (deploy without a canary first)"
                     )
                 self.check_quota(stage, app, definitions)
+                schedules = self.store.schedules.list(app)  # they run from the snapshot
+                check_targets(schedules, definitions)
                 deployment_id = self.store.add_deployment(
                     app,
                     stage,
                     socket.gethostname(),
-                    exchange.to_document(record, []),
+                    exchange.to_document(record, [], schedules=schedules),
                     [versions[id(d)] for d in definitions],
                     description,
                 )

@@ -48,6 +48,7 @@ def import_document(
         document = exchange.read_document(os.fspath(source))
     app, definitions = exchange.from_document(document)
     examples = exchange.examples_from_document(document, definitions)
+    schedules = exchange.schedules_from_document(document, definitions)
     with store.transaction():
         if store.get_application(app.id):
             if not replace:
@@ -57,17 +58,26 @@ def import_document(
                 )
             for old in store.list_definitions(app.id):
                 store.delete_definition(app.id, old.id)
+            for schedule in store.schedules.list(app.id):
+                store.schedules.delete(app.id, schedule.name)
         store.put_application(app)
         for definition in definitions:
             store.insert_definition(definition)
         for example in examples:
             store.examples.put(example)
+        for schedule in schedules:
+            store.schedules.put(schedule)
     return app
 
 
 def export_document(store: Store, app: Application) -> dict[str, Any]:
-    """The export document of ``app``: its definitions and their examples."""
-    return exchange.to_document(app, store.list_definitions(app.id), store.examples.list(app.id))
+    """The export document of ``app``: its definitions, their examples, its schedules."""
+    return exchange.to_document(
+        app,
+        store.list_definitions(app.id),
+        store.examples.list(app.id),
+        store.schedules.list(app.id),
+    )
 
 
 def copy_definition(

@@ -21,6 +21,7 @@ from ..domain.checks import CheckReport
 from ..domain.contracts import Contract
 from ..domain.examples import Example
 from ..domain.models import Application, Constant, Definition, Deployment, Stage, endpoint_url
+from ..domain.schedules import Schedule
 from ..domain.settings import SETTINGS, default_home, find_setting, resolve
 from ..store.opening import STORE_ENV, open_store
 from . import applications as apps
@@ -41,6 +42,7 @@ from .examples import (
 )
 from .publishing import Publisher
 from .resource_trees import StageResources, stage_resources
+from .schedules import ScheduleKeeper
 from .secrets import SecretKeeper
 from .traffic import request_log
 from .transfer import copy_definition, export_document, import_document, write_json
@@ -83,6 +85,7 @@ class Workspace:
         self.canaries = CanaryReleases(self.store, self._publisher, self.setting)
         self.secret_keeper = SecretKeeper(self.store, self.home, self.application)
         self.consumers = Consumers(self.store)
+        self.schedule_keeper = ScheduleKeeper(self.store, self.runner, self.setting)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.home)!r})"
@@ -453,6 +456,46 @@ class Workspace:
         """Encrypt every secret again under a new key, in one transaction: returns the key
         file's path, or the new key when it comes from ``NOTEBOOK_KIT_SECRETS_KEY``."""
         return self.secret_keeper.rotate_key()
+
+    # -- schedules (docs/schedules.md) ------------------------------------------------
+
+    def schedules(self, app: str | None = None) -> list[dict[str, Any]]:
+        """Each schedule per stage it is deployed to (``stage`` None: saved, not deployed),
+        with ``paused``, ``next_run`` and its last run (``last_run``, ``last_status``)."""
+        return self.schedule_keeper.overview(app)
+
+    def add_schedule(
+        self, app: str, name: str, definition: str, cron: str, timezone: str = "UTC",
+        overlap: str = "skip", replace: bool = False,
+    ) -> Schedule:  # fmt: skip
+        """Save a schedule: run ``definition`` at each tick of ``cron`` (5 fields, or 6
+        with seconds) in ``timezone``; ``overlap`` skip or queue. It runs once deployed."""
+        return self.schedule_keeper.add(app, name, definition, cron, timezone, overlap, replace)
+
+    def delete_schedule(self, app: str, name: str) -> None:
+        """Delete a saved schedule (a deployed one runs until the next deploy)."""
+        self.schedule_keeper.delete(app, name)
+
+    def pause_schedule(self, app: str, name: str, stage: Stage | str = Stage.DEV) -> None:
+        """Stop a deployed schedule's ticks on ``stage`` now, on every node."""
+        self.schedule_keeper.pause(app, name, stage, True)
+
+    def resume_schedule(self, app: str, name: str, stage: Stage | str = Stage.DEV) -> None:
+        """Start a paused schedule's ticks again on ``stage`` (those missed are not run)."""
+        self.schedule_keeper.pause(app, name, stage, False)
+
+    def run_schedule_now(
+        self, app: str, name: str, stage: Stage | str = Stage.DEV
+    ) -> dict[str, Any]:
+        """Run a deployed schedule once now, here, as a tick would; its run-log row."""
+        return self.schedule_keeper.run_now(app, name, stage)
+
+    def schedule_runs(
+        self, app: str | None = None, name: str | None = None,
+        stage: Stage | str | None = None, limit: int | None = 100,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """The run log (status, duration, error of each tick), newest first."""
+        return self.schedule_keeper.runs(app, name, stage, limit)
 
     # -- export, import, commit, the sample --------------------------------------------
 
