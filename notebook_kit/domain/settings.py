@@ -172,6 +172,12 @@ SETTINGS: tuple[Setting, ...] = (
         _positive_int,
     ),
     Setting(
+        "server_timing",
+        False,
+        "Add a Server-Timing header to every answer: routing, action and total, in ms.",
+        _boolean,
+    ),
+    Setting(
         "record_requests_dev",
         False,
         "Keep each dev request's headers and body in the request log (for replay).",

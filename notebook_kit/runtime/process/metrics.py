@@ -75,33 +75,38 @@ class Metrics:
         """Count a batch's entries (ValueError, and nothing counted, when it is malformed,
         as the log refuses it); returns how many."""
         _, entries = decode_batch(batch)
+        groups: dict[tuple[Any, ...], list[float]] = {}
+        for entry in entries:  # one pass; the labels are worked out once a group
+            found = groups.get(entry[2:7])
+            if found is None:
+                found = groups[entry[2:7]] = []
+            found.append(entry[1] - entry[0])
         series, limit, live = self._series, self._max_series(), self._applications()
-        for entry in entries:
-            started, ended, stage, key, status, ran, error = entry[:7]
-            method, path = key
+        for (stage, (method, path), status, ran, error), durations in groups.items():
             if ran is not None:
                 app, definition = ran[1], ran[2]
                 if error is not None and error.startswith(TIMEOUT_ERROR):
-                    self.timeouts[ran] += 1
+                    self.timeouts[ran] += len(durations)
             else:
                 definition = ""
                 app = path.split("/", 3)[2] if path.count("/") >= 2 else ""
                 if (stage, app) not in live:
                     app = ""
             if status == 429:
-                self.rate_limited[stage] += 1
+                self.rate_limited[stage] += len(durations)
             labels = (stage, app, definition, method, _CLASSES.get(status // 100, "other"))
-            found = series.get(labels)
-            if found is None:
+            one = series.get(labels)
+            if one is None:
                 if len(series) >= limit:
                     labels = (OTHER, OTHER, OTHER, OTHER, labels[4])
-                    found = series.get(labels)
-                if found is None:
-                    found = series[labels] = _Series()
-            took = max(0.0, ended - started)
-            found.count += 1
-            found.total += took
-            found.buckets[bisect_left(BUCKETS, took)] += 1
+                    one = series.get(labels)
+                if one is None:
+                    one = series[labels] = _Series()
+            one.count += len(durations)
+            one.total += sum(durations)
+            buckets = one.buckets
+            for took in durations:
+                buckets[bisect_left(BUCKETS, took)] += 1
         self.counted += len(entries)
         return len(entries)
 

@@ -171,6 +171,7 @@ class LiveBuilder:
             settings["request_timeout"],
             settings,
             any(row[6] is not None for row, _ in canaries.values()),
+            bool(settings.get("server_timing")),
         )
 
     def _callers_of(self, keys: Any, rows: Any) -> dict[str, dict[bytes, Caller]]:

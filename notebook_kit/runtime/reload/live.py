@@ -223,3 +223,4 @@ class LiveState:
     settings: Mapping[str, Any] = field(default_factory=dict)  # all of them, as read
     # a canary with an automatic-rollback threshold runs: the watcher checks it
     canary_check: bool = False
+    server_timing: bool = False  # the setting: a Server-Timing header on every answer

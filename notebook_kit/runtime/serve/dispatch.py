@@ -55,6 +55,18 @@ FLUSH_SECONDS = 0.25  # a busy worker sends its log entries this often
 _next_turn = asyncio.sleep
 
 
+def server_timing(started: float, acting: float, acted: float, ended: float) -> str:
+    """The Server-Timing header (the ``server_timing`` setting), durations in ms from the
+    dispatcher's clock readings: ``routing`` until the action began (the whole call when
+    none ran), ``action`` while it ran, ``total`` to the answer."""
+    if not acting:
+        acting = acted = ended
+    return (
+        f"routing;dur={(acting - started) * 1000:.3f}, action;dur={(acted - acting) * 1000:.3f}, "
+        f"total;dur={(ended - started) * 1000:.3f}"
+    )
+
+
 class Dispatcher:
     """A worker's request handler and what it reads: the live state (set by the
     worker's ``Follower``), its action processes, its page, its log buffer."""
@@ -100,6 +112,7 @@ class Dispatcher:
         parts = path.split("/")
         stage = live.stages.get(parts[1]) if len(parts) > 2 else None
         ran = error = consumer = None
+        acting = acted = 0.0  # when the action ran (Server-Timing)
         method = request.method
         if stage is None:
             stage_name, key = parts[min(1, len(parts) - 1)], (method, path)  # "*": no "/"
@@ -168,9 +181,15 @@ class Dispatcher:
                     limit = action.definition.timeout or live.action_timeout
                     if action.pace.inline:
                         await _next_turn(0)  # the calls read with this one go first
+                        if live.server_timing:
+                            acting = perf_counter()
                         response, error = self._inline(action, req, stage, limit)
                     else:
+                        if live.server_timing:
+                            acting = perf_counter()
                         response, error = await self._in_process(action, req, stage, limit, request)
+                    if live.server_timing:
+                        acted = perf_counter()
                     if (
                         contract is not None
                         and contract.checks_responses
@@ -185,6 +204,8 @@ class Dispatcher:
             started, perf_counter(), stage_name, key, response.status, ran, error, served,
             consumer,
         )  # fmt: skip
+        if live.server_timing:
+            response.headers["Server-Timing"] = server_timing(started, acting, acted, entry[1])
         if len(response.body or b"") > PACED_BYTES and is_paced(request, response):
             await self._send_paced(request, response, entry)  # Sanic has nothing to send
             return None
