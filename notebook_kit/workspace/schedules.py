@@ -35,11 +35,22 @@ from ..store.store import Store
 if TYPE_CHECKING:
     from ..sandbox.runner import ActionRunner
 
-__all__ = ["LEASE_GRACE", "DeployedSchedule", "ScheduleKeeper", "node_name", "parse_tick"]
+__all__ = [
+    "LATE",
+    "LEASE_GRACE",
+    "Claim",
+    "DeployedSchedule",
+    "ScheduleKeeper",
+    "node_name",
+    "parse_tick",
+]
 
 #: Seconds past a run's time limit its lease lasts: a node that has not finished a run by
 #: then was stopped, and the run is closed as failed.
 LEASE_GRACE = 10.0
+#: Seconds after its time a tick is still run; one no node claimed by then (every node was
+#: down or stalled) is logged as missed when a node comes to it, not run.
+LATE = 60.0
 _QUEUE_POLL = 0.2  # seconds between two looks at the run a queued tick waits for
 
 
@@ -62,6 +73,17 @@ class DeployedSchedule:
     schedule: Schedule
     definition: Definition
     since: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A tick ``run_id`` of ``item`` this node claimed, and how (``running``, ``queued``
+    or ``skipped``)."""
+
+    item: DeployedSchedule
+    tick: str
+    run_id: int
+    status: str
 
 
 class ScheduleKeeper:
@@ -207,22 +229,49 @@ class ScheduleKeeper:
     ) -> dict[str, Any] | None:
         """Claim ``tick`` (ISO UTC) of ``item`` for ``node`` and run it: the run's row
         once it ends, or None when another node had claimed the tick."""
+        claimed = self.claim(item, tick, node, manual=manual)
+        if claimed is None:
+            return None
+        self.carry_out(claimed)
+        return self._row(claimed.run_id)
+
+    def claim(
+        self, item: DeployedSchedule, tick: str, node: str, *, manual: bool = False
+    ) -> Claim | None:
+        """Claim ``tick`` for ``node``, applying the overlap rule: None if another node
+        had claimed it; a claim whose ``status`` is ``running`` or ``queued`` is for
+        ``carry_out``, one ``skipped`` is logged and done."""
         s, stage = item.schedule, str(item.stage)
         runs = self.store.schedules
-        lease = self.limit(item.definition) + LEASE_GRACE
         earlier = runs.open_before(stage, s.app, s.name, tick)
         if earlier and s.overlap == "skip":
             busy = "the run of an earlier tick was still running (overlap: skip)"
             run_id = runs.claim(
                 stage, s.app, s.name, tick, node, "skipped", 0.0, manual=manual, error=busy
             )
-            return None if run_id is None else self._row(run_id)
+            return None if run_id is None else Claim(item, tick, run_id, "skipped")
         status = "queued" if earlier else "running"
-        run_id = runs.claim(stage, s.app, s.name, tick, node, status, time.time() + lease,
-                            manual=manual)  # fmt: skip
-        if run_id is None:
-            return None
-        if status == "queued":
+        lease = time.time() + self.limit(item.definition) + LEASE_GRACE
+        run_id = runs.claim(stage, s.app, s.name, tick, node, status, lease, manual=manual)
+        return None if run_id is None else Claim(item, tick, run_id, status)
+
+    def miss(self, item: DeployedSchedule, tick: str, node: str, late: float) -> None:
+        """Log ``tick`` as missed (claimed ``late`` seconds after it, past ``LATE``)."""
+        s = item.schedule
+        why = f"no node claimed it within {LATE:.0f} s ({late:.0f} s late): not run"
+        self.store.schedules.claim(str(item.stage), s.app, s.name, tick, node, "missed", 0.0,
+                                   error=why)  # fmt: skip
+
+    def carry_out(self, claimed: Claim) -> None:
+        """Run a claimed tick (a queued one once every earlier run ended) and log how it
+        ended."""
+        if claimed.status == "skipped":
+            return
+        item, tick, run_id = claimed.item, claimed.tick, claimed.run_id
+        s, stage = item.schedule, str(item.stage)
+        runs = self.store.schedules
+        lease = self.limit(item.definition) + LEASE_GRACE
+        if claimed.status == "queued":
             # one at a time, in tick order: wait for every earlier tick, and any run
             while runs.open_before(stage, s.app, s.name, tick) or runs.running(
                 stage, s.app, s.name, other_than=run_id
@@ -234,7 +283,6 @@ class ScheduleKeeper:
         self._runs += 1
         if self._runs % 100 == 0:
             runs.trim(stage, s.app, s.name, RUNS_KEPT)
-        return self._row(run_id)
 
     def _execute(self, item: DeployedSchedule, tick: str, run_id: int) -> None:
         from multidict import CIMultiDict  # not at import: the CLI's start

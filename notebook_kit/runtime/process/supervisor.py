@@ -13,6 +13,7 @@ the store through it. It:
   limits taken from the store), and kills action processes a worker says ran past their
   limit;
 * writes the request log the workers send (``log_writer``);
+* runs the deployed schedules' ticks this node claims in the store (``scheduler``);
 * watches each worker from outside its GIL (``worker_watch``): a worker frozen in one
   inline call for ``STALL_SECONDS`` is killed, the action quarantined (never inline
   again) and the worker replaced; a worker that exits is replaced (at most once a
@@ -52,6 +53,7 @@ from .grants import Grants, send
 from .log_writer import LogWriter
 from .metrics import Metrics
 from .pages import COMMITTED, Page
+from .scheduler import Scheduler
 from .worker_watch import WorkerWatch
 from .workers import WorkerProcess
 
@@ -189,6 +191,7 @@ class Supervisor:
                 self._start_worker(index)
             self._spawn(self._follow())
             self._spawn(self.log.run())
+            self._spawn(Scheduler(self.workspace).run())  # the deployed schedules' ticks
             self._spawn(self.watch.run(loop))
             ready = self._spawn(self._wait_ready(on_ready))
             await self._stop.wait()
