@@ -22,11 +22,16 @@ __all__ = [
     "ACCEPTED_URLS",
     "DISK_FULL",
     "PG_SCHEMES",
+    "READABLE_FROM",
+    "UPGRADE_DOC",
+    "Additive",
     "StoreDB",
     "check_store_url",
     "mask_url",
+    "oldest_reader",
     "scrub",
     "to_pyformat",
+    "too_new",
 ]
 
 _T = TypeVar("_T")
@@ -146,6 +151,48 @@ def to_pyformat(sql: str) -> str:
 #: a change SQL cannot make. Each store keeps an append-only tuple of them.
 Migration = str | Callable[[Any], None]
 
+#: The ``meta`` row holding the fewest migrations a notebook-kit must know to read the
+#: store (written by every migration from this version on; a store without it needs one
+#: that knows all it has had).
+READABLE_FROM = "readable_from"
+#: Where the upgrade steps are written down (named by every refusal of a newer store).
+UPGRADE_DOC = "docs/guide/production.md#upgrading"
+
+
+class Additive(str):
+    """A migration an older notebook-kit can read past: it adds what older code neither
+    reads nor must write (a table, a column with a default), so a node that does not know
+    it may serve the migrated store. Any other migration is one an older node cannot read,
+    and it refuses the store (in one line naming the versions) until it is upgraded. Wrap
+    a migration's SQL in ``Additive(...)`` only when that holds."""
+
+    __slots__ = ()
+
+
+def oldest_reader(steps: Sequence[Migration], version: int) -> int:
+    """The fewest of ``steps`` a notebook-kit must know to read a store that has had the
+    first ``version`` of them: counting down past additive ones."""
+    while version > 0 and isinstance(steps[version - 1], Additive):
+        version -= 1
+    return version
+
+
+def too_new(version: int, readable_from: int, known: int) -> str:
+    """Why a notebook-kit that knows ``known`` migrations refuses a store that has had
+    ``version`` of them and needs a reader that knows ``readable_from``."""
+    return (
+        f"its schema version is {version}, which needs notebook-kit of schema version "
+        f"{readable_from} or later, and this one is {known}: upgrade notebook-kit on this "
+        f"node (the steps: {UPGRADE_DOC})"
+    )
+
+
+def _readable_from(execute: Callable[[str], Any], version: int) -> int:
+    """What a store of ``version`` migrations records as its oldest reader (its version
+    where it records none)."""
+    row = execute(f"SELECT value FROM meta WHERE key = '{READABLE_FROM}'").fetchone()
+    return int(row[0]) if row is not None else version
+
 
 def apply_migrations(
     steps: Sequence[Migration],
@@ -156,12 +203,14 @@ def apply_migrations(
 ) -> bool:
     """Apply ``steps[version:]`` inside the caller's transaction (statements through
     ``execute``, functions on ``conn``); whether any ran. A store of a newer schema than
-    ``steps`` (opened by an older notebook-kit) is refused, not downgraded."""
+    ``steps`` (opened by an older notebook-kit) is served as it is when every migration
+    this one does not know is additive (its ``readable_from``), else refused, never
+    downgraded."""
     if version > len(steps):
-        raise StoreError(
-            f"the store {where} has schema version {version}, newer than this "
-            f"notebook-kit knows ({len(steps)}): upgrade notebook-kit"
-        )
+        readable_from = _readable_from(execute, version)
+        if len(steps) >= readable_from:
+            return False
+        raise StoreError(too_new(version, readable_from, len(steps)))
     for step in steps[version:]:
         if callable(step):
             step(conn)
@@ -169,4 +218,11 @@ def apply_migrations(
         for statement in step.split(";"):
             if statement.strip():
                 execute(statement)
-    return version < len(steps)
+    if version == len(steps):
+        return False
+    execute(
+        f"INSERT INTO meta (key, value) VALUES ('{READABLE_FROM}', "
+        f"'{oldest_reader(steps, len(steps))}') "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    )
+    return True
