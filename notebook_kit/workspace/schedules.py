@@ -84,6 +84,7 @@ class Claim:
     tick: str
     run_id: int
     status: str
+    lease: float  # seconds a renewal of its lease lasts
 
 
 class ScheduleKeeper:
@@ -236,11 +237,19 @@ class ScheduleKeeper:
         return self._row(claimed.run_id)
 
     def claim(
-        self, item: DeployedSchedule, tick: str, node: str, *, manual: bool = False
+        self,
+        item: DeployedSchedule,
+        tick: str,
+        node: str,
+        *,
+        manual: bool = False,
+        lease: float | None = None,
     ) -> Claim | None:
         """Claim ``tick`` for ``node``, applying the overlap rule: None if another node
         had claimed it; a claim whose ``status`` is ``running`` or ``queued`` is for
-        ``carry_out``, one ``skipped`` is logged and done."""
+        ``carry_out``, one ``skipped`` is logged and done. ``lease``: seconds the claim
+        holds unless renewed (default: the run's time limit and ``LEASE_GRACE``, for a
+        claimer that does not renew it)."""
         s, stage = item.schedule, str(item.stage)
         runs = self.store.schedules
         earlier = runs.open_before(stage, s.app, s.name, tick)
@@ -249,11 +258,13 @@ class ScheduleKeeper:
             run_id = runs.claim(
                 stage, s.app, s.name, tick, node, "skipped", 0.0, manual=manual, error=busy
             )
-            return None if run_id is None else Claim(item, tick, run_id, "skipped")
+            return None if run_id is None else Claim(item, tick, run_id, "skipped", 0.0)
         status = "queued" if earlier else "running"
-        lease = time.time() + self.limit(item.definition) + LEASE_GRACE
-        run_id = runs.claim(stage, s.app, s.name, tick, node, status, lease, manual=manual)
-        return None if run_id is None else Claim(item, tick, run_id, status)
+        if lease is None:
+            lease = self.limit(item.definition) + LEASE_GRACE
+        until = time.time() + lease
+        run_id = runs.claim(stage, s.app, s.name, tick, node, status, until, manual=manual)
+        return None if run_id is None else Claim(item, tick, run_id, status, lease)
 
     def miss(self, item: DeployedSchedule, tick: str, node: str, late: float) -> None:
         """Log ``tick`` as missed (claimed ``late`` seconds after it, past ``LATE``)."""
@@ -270,7 +281,7 @@ class ScheduleKeeper:
         item, tick, run_id = claimed.item, claimed.tick, claimed.run_id
         s, stage = item.schedule, str(item.stage)
         runs = self.store.schedules
-        lease = self.limit(item.definition) + LEASE_GRACE
+        lease = claimed.lease
         if claimed.status == "queued":
             # one at a time, in tick order: wait for every earlier tick, and any run
             while runs.open_before(stage, s.app, s.name, tick) or runs.running(

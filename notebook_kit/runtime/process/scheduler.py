@@ -13,7 +13,8 @@ killed meanwhile left unclaimed are run by the others or by it when it is back),
 before the deployment that serves the schedule, nor while it is paused, nor before it
 was resumed. A tick older than ``LATE`` when a node comes to it (every node was down or
 stalled) is logged as missed, not run. Each step also closes as failed the open runs
-whose lease ran out (``ScheduleTables.expire``: their node stopped mid-run).
+whose lease ran out (``ScheduleTables.expire``: their node stopped mid-run), and renews
+the leases of this node's runs in hand (``HEARTBEAT``).
 """
 
 from __future__ import annotations
@@ -27,14 +28,17 @@ from typing import Any
 from ...domain.clock import iso_time
 from ...domain.schedules import Cron, parse_cron
 from ...errors import StoreError
-from ...workspace.schedules import LATE, DeployedSchedule, node_name, parse_tick
+from ...workspace.schedules import LATE, Claim, DeployedSchedule, node_name, parse_tick
 from ...workspace.workspace import Workspace
 
-__all__ = ["STEP", "Scheduler"]
+__all__ = ["HEARTBEAT", "STEP", "Scheduler"]
 
 log = logging.getLogger("notebook_kit.runtime")
 
 STEP = 0.25  # seconds between two looks at what is due
+#: Seconds a claim of this node holds unless renewed; every step renews those in hand, so
+#: the run of a node killed mid-run is closed as failed this long after, at most.
+HEARTBEAT = 6.0
 _RUNS_AT_ONCE = 16  # runs of this node's ticks at once (the rest wait their turn)
 
 _Key = tuple[str, str, str]  # (stage, application, schedule)
@@ -54,6 +58,7 @@ class Scheduler:
         self._deployed: list[DeployedSchedule] = []
         self._pool = ThreadPoolExecutor(_RUNS_AT_ONCE, thread_name_prefix="schedule")
         self._failing = False
+        self._in_hand: set[int] = set()  # claimed runs not finished yet
 
     async def run(self) -> None:
         """Look at what is due every ``STEP`` seconds until cancelled."""
@@ -80,7 +85,10 @@ class Scheduler:
         if generation != self._generation:
             self._deployed = self.keeper.deployed()
             self._generation = generation
-        self.store.schedules.expire((at or datetime.now(UTC)).timestamp())
+        moment = (at or datetime.now(UTC)).timestamp()
+        if self._in_hand:
+            self.store.schedules.renew(list(self._in_hand), moment + HEARTBEAT)
+        self.store.schedules.expire(moment)
         if not self._deployed:
             self._cursors.clear()
             return []
@@ -118,16 +126,19 @@ class Scheduler:
         if late > LATE:
             self.keeper.miss(item, text, self.node, late)
             return []
-        claimed = self.keeper.claim(item, text, self.node)
+        claimed = self.keeper.claim(item, text, self.node, lease=HEARTBEAT)
         if claimed is None or claimed.status == "skipped":
             return []
+        self._in_hand.add(claimed.run_id)
         return [self._pool.submit(self._carry_out, claimed)]
 
-    def _carry_out(self, claimed: Any) -> None:
+    def _carry_out(self, claimed: Claim) -> None:
         try:
             self.keeper.carry_out(claimed)
         except Exception:
             log.exception("the run of schedule %s failed", claimed.item.schedule.name)
+        finally:
+            self._in_hand.discard(claimed.run_id)
 
     def close(self) -> None:
         """Wait for the runs in hand (a test's end)."""
