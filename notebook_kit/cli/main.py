@@ -6,7 +6,7 @@ This module holds the group, the entry point and the workspace-wide commands (sa
 keys, serve, export, import, commit); the definition commands are in ``definitions``,
 the stage commands in ``publishing``, ``example`` and ``check`` in ``examples``,
 ``settings`` in ``settings``, ``consumer`` and ``usage`` in ``consumers``, ``contract``
-in ``contracts``.
+in ``contracts``, ``schedule`` in ``schedules``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from . import definitions as cli_definitions
 from . import examples as cli_examples
 from . import logs as cli_logs
 from . import publishing as cli_publishing
+from . import schedules as cli_schedules
 from . import secrets as cli_secrets
 from .output import STAGES, workspace_of
 from .settings import settings as settings_group
@@ -286,6 +287,7 @@ for _command in (
     cli_consumers.consumer,
     cli_consumers.usage,
     cli_secrets.secret,
+    cli_schedules.schedule,
     settings_group,
     store_group,
 ):
