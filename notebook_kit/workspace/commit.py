@@ -8,6 +8,7 @@ Layout, one folder per application::
     <app>/<api_id>/functions.py      the user functions
     <app>/<api_id>/examples.json     its examples (only when it has some)
     <app>/<api_id>/contract.json     its contract (only when it declares one)
+    <app>/schedules.json             its schedules (only when it has some)
 
 Uses dulwich, so no git binary is needed.
 """
@@ -27,6 +28,7 @@ from dulwich.repo import Repo
 
 from ..domain.examples import Example
 from ..domain.models import Application, Definition
+from ..domain.schedules import Schedule
 from ..errors import ConflictError, StoreError, ValidationError
 
 __all__ = ["commit_application"]
@@ -37,13 +39,20 @@ _META_FIELDS = ("id", "label", "method", "resource", "content_type", "requires_a
 
 
 def _write_tree(
-    root: Path, app: Application, definitions: list[Definition], examples: list[Example]
+    root: Path,
+    app: Application,
+    definitions: list[Definition],
+    examples: list[Example],
+    schedules: list[Schedule],
 ) -> None:
     folder = root / app.id
     if folder.exists():
         shutil.rmtree(folder)  # what was deleted from the app disappears from the commit
     folder.mkdir(parents=True)
     (folder / "application.json").write_text(json.dumps(app.to_dict(), indent=2) + "\n")
+    if schedules:
+        rows = [{k: v for k, v in s.to_dict().items() if k != "app"} for s in schedules]
+        (folder / "schedules.json").write_text(json.dumps(rows, indent=2) + "\n")
     for d in definitions:
         target = folder / d.id
         target.mkdir()
@@ -122,8 +131,10 @@ def commit_application(
     examples: list[Example],
     message: str,
     author: str | None = None,
+    schedules: list[Schedule] | None = None,
 ) -> str:
-    """Write the application into the repository (created when missing) and commit it.
+    """Write the application (its ``schedules`` too) into the repository (created when
+    missing) and commit it.
 
     A relative ``repo_path`` is relative to the current directory. The commit holds only
     the application's folder, as ``git commit -- <app>/`` would: other changes staged in
@@ -150,7 +161,7 @@ def commit_application(
         repo = porcelain.init(str(root))
     prefix = f"{app.id}/"
     with repo:
-        _write_tree(root, app, definitions, examples)
+        _write_tree(root, app, definitions, examples, schedules or [])
         porcelain.add(repo, paths=[str(root / app.id)])
         # Files of definitions that no longer exist must leave the index too.
         index = repo.open_index()

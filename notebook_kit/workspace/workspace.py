@@ -523,7 +523,8 @@ class Workspace:
         from .commit import commit_application as save
 
         found = (self.application(app), self.definitions(app), self.examples(app))
-        return save(os.fspath(repo), *found, message, author)
+        schedules = self.schedule_keeper.saved(app)
+        return save(os.fspath(repo), *found, message, author, schedules)
 
     def install_sample(self) -> Application:
         """Create (or restore) ``restapi_sample`` and its data, and deploy it to both

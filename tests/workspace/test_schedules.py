@@ -152,3 +152,16 @@ def test_export_and_import_carry_schedules(ws: Workspace, tmp_path: Path) -> Non
     with pytest.raises(FormatError, match="invalid schedule: schedule 'nightly' runs"):
         other.import_application(broken, replace=True)
     assert [s.name for s in other.schedule_keeper.saved()] == ["nightly"]
+
+
+def test_a_commit_carries_the_schedules(ws: Workspace, tmp_path: Path) -> None:
+    ws.add_schedule("reports", "nightly", "refresh", "0 2 * * *", "Europe/Paris")
+    ws.commit("reports", tmp_path / "repo", "with a schedule")
+    written = json.loads((tmp_path / "repo" / "reports" / "schedules.json").read_text())
+    assert written == [
+        {"name": "nightly", "definition": "refresh", "cron": "0 2 * * *",
+         "timezone": "Europe/Paris", "overlap": "skip"}
+    ]  # fmt: skip
+    ws.delete_schedule("reports", "nightly")
+    ws.commit("reports", tmp_path / "repo", "without")
+    assert not (tmp_path / "repo" / "reports" / "schedules.json").exists()
