@@ -125,6 +125,7 @@ def test_studio_shell_in_jupyterlab(page: Any, lab: dict[str, Any]) -> None:
             "Server",
             "Consumers",
             "Secrets",
+            "Schedules",
         ]
     )
 

@@ -2,7 +2,7 @@
 
 Two panes: on the left the application bar, the search, New and the definition list; on
 the right the tabs Edit | Test | Contract | Deploy | Logs | Resources | Server | Consumers |
-Secrets. The studio
+Secrets | Schedules. The studio
 owns the state every panel agrees on: the application shown, the definition open
 (``current``), and whether the form holds unsaved edits (then New, another row or another
 application first asks to discard them). A ``StorePoller`` refreshes everything within a
@@ -33,6 +33,7 @@ from .manage import ManagePanel
 from .refresh import StorePoller
 from .replay import fill_test_panel
 from .resources import ResourcesPanel
+from .schedules import SchedulesPanel
 from .secrets import SecretsPanel
 from .server_panel import ServerPanel
 from .style import STUDIO_STYLE
@@ -51,6 +52,7 @@ TAB_TITLES = (
     "Server",
     "Consumers",
     "Secrets",
+    "Schedules",
 )
 _LOGS_TAB = TAB_TITLES.index("Logs")
 _CONSUMERS_TAB = TAB_TITLES.index("Consumers")
@@ -115,6 +117,7 @@ class Studio(widgets.HBox):
         self.resources = ResourcesPanel(workspace)
         self.consumers = ConsumersPanel(workspace)
         self.secrets = SecretsPanel(workspace, lambda: self.app)
+        self.schedules = SchedulesPanel(workspace, lambda: self.app)
         self.definitions.on_pick(self._on_definition_pick)
         self.search.observe(self._on_search_value, names="value")
         self.new.on_click(self._on_new_click)
@@ -143,6 +146,7 @@ class Studio(widgets.HBox):
             self.server_panel,
             self.consumers,
             self.secrets,
+            self.schedules,
         )
         self.tabs = widgets.Tab(children=panes, titles=TAB_TITLES)
         self.tabs.add_class("nk-tabs")
@@ -188,7 +192,7 @@ class Studio(widgets.HBox):
         self.form.app = app
         self.form.new()
         self._open(None)
-        self._refresh_shown(self.secrets)
+        self._refresh_shown(self.secrets, self.schedules)
 
     def _open(self, definition: Definition | None) -> None:
         """Make ``definition`` the one every panel works on (None: a new one)."""
@@ -274,6 +278,7 @@ class Studio(widgets.HBox):
                 self.resources,
                 self.server_panel,
                 self.consumers,
+                self.schedules,
             )
 
     def _reconcile(self, saved: Definition | None) -> None:
