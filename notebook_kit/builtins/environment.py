@@ -68,7 +68,8 @@ def move_environment(home: Path) -> None:
 class ActionEnvironment:
     """``fn``, ``db`` and ``http`` over one context, made on first use (so a process that
     never runs an action never loads the HTTP client). ``db`` follows the
-    ``database_url`` setting: it is reopened when the setting changes."""
+    ``database_url`` setting: it is reopened when the setting changes (and wrapped to be
+    timed while the ``tracing`` setting is on)."""
 
     def __init__(self, context: BuiltinContext) -> None:
         self.context = context
@@ -80,9 +81,14 @@ class ActionEnvironment:
     def database(self) -> Any:
         """``db`` for the ``database_url`` in force."""
         url = self.context.setting("database_url")
-        if url != self._database_url:
+        tracing = bool(self.context.settings().get("tracing"))
+        if (url, tracing) != self._database_url:
             self._database = open_database(url, environment_path(self.context.home))
-            self._database_url = url
+            if tracing:  # its statements noted for the call's trace (``outbound``)
+                from .outbound import TimedDatabase
+
+                self._database = TimedDatabase(self._database)
+            self._database_url = (url, tracing)
         return self._database
 
     def names(self) -> dict[str, Any]:

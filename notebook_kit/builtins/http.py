@@ -26,10 +26,12 @@ import os
 import threading
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from ..errors import BuiltinError
+from . import outbound
 
 __all__ = ["HttpClient", "shared_client"]
 
@@ -74,12 +76,28 @@ class HttpClient:
         """
         kwargs.setdefault("timeout", self._timeout())
         method = method.upper()
+        if outbound.is_recording():
+            return self._noted(method, url, **kwargs)
         try:
             return shared_client().request(method, url, **kwargs)
         except httpx.HTTPError as exc:
             raise BuiltinError(_describe(exc, method, str(url))) from exc
         except (TypeError, ValueError) as exc:  # e.g. a URL without a scheme
             raise BuiltinError(f"http {method} {url}: {exc}") from exc
+
+    def _noted(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """``request``, noted for tracing (``outbound``): method, URL, status."""
+        host = urlsplit(str(url)).hostname or ""
+        attributes = {"http.request.method": method, "url.full": str(url).split("?", 1)[0]}
+        with outbound.timed("http", f"{method} {host}".strip(), attributes) as noted:
+            try:
+                answer = shared_client().request(method, url, **kwargs)
+            except httpx.HTTPError as exc:
+                raise BuiltinError(_describe(exc, method, str(url))) from exc
+            except (TypeError, ValueError) as exc:
+                raise BuiltinError(f"http {method} {url}: {exc}") from exc
+            noted["http.response.status_code"] = answer.status_code
+            return answer
 
     def get(self, url: str, **kwargs: Any) -> httpx.Response:
         """GET ``url``; returns the response whatever its status."""

@@ -178,6 +178,13 @@ SETTINGS: tuple[Setting, ...] = (
         _boolean,
     ),
     Setting(
+        "tracing",
+        False,
+        "Export an OpenTelemetry span per call and per outbound http/db call over OTLP "
+        "(the OTEL_* environment variables configure it; needs notebook-kit[tracing]).",
+        _boolean,
+    ),
+    Setting(
         "record_requests_dev",
         False,
         "Keep each dev request's headers and body in the request log (for replay).",

@@ -54,6 +54,7 @@ class Outcome:
     cpu: float = 0.0
     wall: float = 0.0
     waits: int = 0
+    calls: tuple[tuple[Any, ...], ...] = ()  # its http and db calls, while tracing (outbound)
 
     @property
     def ok(self) -> bool:
@@ -96,6 +97,7 @@ class Outcome:
             "cpu": self.cpu,
             "wall": self.wall,
             "waits": self.waits,
+            **({"calls": [list(c) for c in self.calls]} if self.calls else {}),
         }
 
     @classmethod
@@ -121,9 +123,33 @@ class Outcome:
                 float(header.get("cpu") or 0.0),
                 float(header.get("wall") or 0.0),
                 int(header.get("waits") or 0),
+                _calls(header.get("calls")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             return cls(CRASHED, error=f"the action process answered nonsense ({exc})")
+
+
+def _calls(raw: Any) -> tuple[tuple[Any, ...], ...]:
+    """The outbound calls an action process noted, checked field by field (a malformed
+    one is dropped): kind, name, started, ended, error, attributes."""
+    found = []
+    for row in raw if isinstance(raw, list) else ():
+        try:
+            kind, name, started, ended, error, attributes = row
+            found.append(
+                (
+                    str(kind)[:16],
+                    str(name)[:200],
+                    float(started),
+                    float(ended),
+                    None if error is None else str(error)[:300],
+                    {str(k)[:64]: v for k, v in dict(attributes).items()
+                     if isinstance(v, (str, int, float, bool))},
+                )
+            )  # fmt: skip
+        except (TypeError, ValueError):
+            continue
+    return tuple(found)
 
 
 def call_header(req: ActionRequest, key: str, *, base: str | None, capture: bool) -> dict[str, Any]:

@@ -25,11 +25,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ...domain.answers import TIMEOUT_ERROR
-from ...store.log_batches import decode_batch
 
 __all__ = ["BUCKETS", "OTHER", "Metrics", "Sample"]
 
@@ -71,10 +70,9 @@ class Metrics:
         self.rate_limited: Counter[str] = Counter()
         self.counted = 0
 
-    def count(self, batch: bytes) -> int:
-        """Count a batch's entries (ValueError, and nothing counted, when it is malformed,
-        as the log refuses it); returns how many."""
-        _, entries = decode_batch(batch)
+    def count(self, entries: Sequence[tuple[Any, ...]]) -> int:
+        """Count a batch's entries (``decode_batch``'s: a batch the log refuses as
+        malformed is not decoded, so not counted); returns how many."""
         groups: dict[tuple[Any, ...], list[float]] = {}
         for entry in entries:  # one pass; the labels are worked out once a group
             found = groups.get(entry[2:7])

@@ -45,6 +45,7 @@ from ...sandbox.plan import PLAN_SETTINGS, SandboxPlan, plan_for
 from ...sandbox.processes import zygote
 from ...sandbox.protocol import ChannelClosed, Message
 from ...store.file_stamp import FileStamp
+from ...store.log_batches import decode_batch
 from ...workspace.workspace import Workspace
 from ..reload.feed import Feed, LiveRead
 from ..reload.secret_feed import SecretFeed
@@ -54,6 +55,7 @@ from .log_writer import LogWriter
 from .metrics import Metrics
 from .pages import COMMITTED, Page
 from .scheduler import Scheduler
+from .tracing import Tracing
 from .worker_watch import WorkerWatch
 from .workers import WorkerProcess
 
@@ -120,6 +122,7 @@ class Supervisor:
         self.metrics: Metrics | None = None  # once running (``metrics``)
         self.committed: tuple[int, float] = (-1, 0.0)  # generation served, since (epoch)
         self._apps: tuple[int, frozenset[tuple[str, str]]] = (-1, frozenset())
+        self.tracing = Tracing()
 
     # -- life ---------------------------------------------------------------------------
 
@@ -271,6 +274,8 @@ class Supervisor:
         self._retiring.clear()
         with contextlib.suppress(Exception):
             await loop.run_in_executor(None, self.log.write_now)
+        with contextlib.suppress(Exception):
+            await loop.run_in_executor(None, self.tracing.close)
         if self._wake_fd >= 0:
             loop.remove_reader(self._wake_fd)
             os.close(self._wake_fd)
@@ -358,8 +363,7 @@ class Supervisor:
                 self.log.add(
                     message.payload, header.get("stats"), header.get("usage"), header.get("used")
                 )
-                assert self.metrics is not None
-                self.metrics.count(message.payload)
+                self._observe(message.payload, header.get("spans"))
             except ValueError as exc:
                 log.warning("worker %d sent a malformed log batch (%s)", worker.index, exc)
         elif op == "built":
@@ -379,6 +383,14 @@ class Supervisor:
             self._spawn(self.grants.give_back(header))
         for fd in message.fds:  # a worker hands the supervisor no descriptor
             os.close(fd)
+
+    def _observe(self, batch: bytes, spans: Any) -> None:
+        """A log batch counted in the metrics, and traced while tracing is on."""
+        _, entries = decode_batch(batch)
+        assert self.metrics is not None
+        self.metrics.count(entries)
+        if self._current.settings.get("tracing"):
+            self.tracing.emit(entries, spans, time.time() - time.perf_counter())
 
     def _commit(self, worker: WorkerProcess) -> None:
         """Commit the newest generation once every worker has built it; a worker that

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...builtins import outbound
 from ...builtins.context import BuiltinContext
 from ...builtins.environment import ActionEnvironment
 from ...domain.clock import iso_time
@@ -205,6 +206,13 @@ class Worker:
         if dispatcher is not None and dispatcher.used:
             used, dispatcher.used = dispatcher.used, {}
             header["used"] = {digest: iso_time(wall + at) for digest, at in used.items()}
+        traced: list[Any] = entries
+        if traced and len(traced[-1]) > 10:  # tracing: each call's parent and calls
+            header["spans"] = [
+                [i, e[10][0], [list(c) for c in e[10][1]]]
+                for i, e in enumerate(traced)
+                if e[10][0] is not None or e[10][1]
+            ]
         await self._send(header, encode_batch(entries))
 
     def _wake(self) -> None:
@@ -216,6 +224,7 @@ class Worker:
         dispatcher = self.dispatcher
         changed = dispatcher is not None and state.settings != dispatcher.live.settings
         self.settings = dict(state.settings)
+        outbound.record(state.tracing)  # inline actions' http and db calls, for the trace
         if dispatcher is None:
             return
         dispatcher.live = state
@@ -232,6 +241,7 @@ class Worker:
         await self._live.wait()
         state = self.follower.catch_up()
         self.settings = dict(state.settings)
+        outbound.record(state.tracing)
         pool = ActionPool(self.loop, self._acquire, self._kill, state.max_concurrent_actions)
         reserved = ReservedPaths(self.services, Path(self.plan.home), lambda: self.settings)
         dispatcher = Dispatcher(

@@ -172,6 +172,7 @@ class LiveBuilder:
             settings,
             any(row[6] is not None for row, _ in canaries.values()),
             bool(settings.get("server_timing")),
+            bool(settings.get("tracing")),
         )
 
     def _callers_of(self, keys: Any, rows: Any) -> dict[str, dict[bytes, Caller]]:

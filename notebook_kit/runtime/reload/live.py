@@ -224,3 +224,4 @@ class LiveState:
     # a canary with an automatic-rollback threshold runs: the watcher checks it
     canary_check: bool = False
     server_timing: bool = False  # the setting: a Server-Timing header on every answer
+    tracing: bool = False  # the setting: each call's trace goes with its log entry

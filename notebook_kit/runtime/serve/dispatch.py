@@ -24,6 +24,7 @@ from multidict import CIMultiDict
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
+from ...builtins import outbound
 from ...builtins.failures import take_failure
 from ...domain import answers
 from ...domain.messages import ActionRequest, ActionResponse, render_response
@@ -92,6 +93,10 @@ class Dispatcher:
         self._send_log = send_log
         self._pending_log: list[LogEntry] = []
         self._hooks = Hooks()
+        # while tracing: (traceparent, outbound calls) by entry (its start), for the log;
+        # the calls of action processes' answers by request until their entry is made
+        self._traced: dict[float, list[Any]] = {}
+        self._calls: dict[int, tuple[Any, ...]] = {}
         self._flushing: asyncio.TimerHandle | None = None
         self.allotments = allotments
         self.used: dict[str, float] = {}  # consumer key digest -> when it was last used
@@ -190,6 +195,11 @@ class Dispatcher:
                         response, error = await self._in_process(action, req, stage, limit, request)
                     if live.server_timing:
                         acted = perf_counter()
+                    if live.tracing:  # its http and db calls: its process's, or noted here
+                        calls = self._calls.pop(id(request), None)
+                        if calls is None:
+                            calls = tuple(map(tuple, outbound.take()))
+                        self._traced[started] = [request.headers.get("traceparent"), calls]
                     if (
                         contract is not None
                         and contract.checks_responses
@@ -206,6 +216,8 @@ class Dispatcher:
         )  # fmt: skip
         if live.server_timing:
             response.headers["Server-Timing"] = server_timing(started, acting, acted, entry[1])
+        if live.tracing and started not in self._traced:
+            self._traced[started] = [request.headers.get("traceparent"), ()]
         if len(response.body or b"") > PACED_BYTES and is_paced(request, response):
             await self._send_paced(request, response, entry)  # Sanic has nothing to send
             return None
@@ -305,6 +317,8 @@ class Dispatcher:
             outcome = await self.pool.call(action.app, action.key, req, limit, base)
         except Busy:
             return to_response(answers.busy()), None
+        if outcome.calls:  # while tracing: its http and db calls, for the trace
+            self._calls[id(request)] = outcome.calls
         if outcome.ok:
             action.pace.pool_call_ended(outcome.wall, outcome.cpu, outcome.waits)
             answer = UntypedActionAnswer if outcome.content_type is None else ActionAnswer
@@ -356,7 +370,17 @@ class Dispatcher:
         if self._flushing is not None:
             self._flushing.cancel()
             self._flushing = None
-        return self._hooks.attach(pending, self.live.request_timeout)
+        joined = self._hooks.attach(pending, self.live.request_timeout)
+        traced = self._traced
+        if not traced:
+            return joined
+        if not self.live.tracing:
+            traced.clear()
+            return joined
+        # the trace after the recorded request (None where there is none): index 10
+        return [
+            (*e[:9], e[9] if len(e) > 9 else None, traced.pop(e[0], [None, ()])) for e in joined
+        ]
 
     def flush(self) -> None:
         """Send the buffered entries to the supervisor (on the loop)."""

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ...builtins import presign
+from ...builtins import outbound, presign
 from ...builtins.context import BuiltinContext
 from ...builtins.environment import ActionEnvironment
 from ...builtins.failures import take_failure
@@ -73,6 +73,7 @@ def execute(
     waits = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
     cpu, wall = time.process_time(), time.perf_counter()
     take_failure()  # a note left by code run outside a call is not this call's
+    outbound.take()  # so are outbound calls made outside one
     try:
         with contextlib.redirect_stdout(printed) if printed is not None else _nothing():
             if action.is_async:
@@ -94,6 +95,7 @@ def execute(
             cpu=time.process_time() - cpu,
             wall=time.perf_counter() - wall,
             waits=resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - waits,
+            calls=tuple(map(tuple, outbound.take())),
         )
     return Outcome(
         OK,
@@ -106,6 +108,7 @@ def execute(
         cpu=time.process_time() - cpu,
         wall=time.perf_counter() - wall,
         waits=resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - waits,
+        calls=tuple(map(tuple, outbound.take())),
     )
 
 
@@ -124,6 +127,7 @@ class ActionProcess:
     def __init__(self, home: Path, settings: Mapping[str, Any], link: ServiceLink) -> None:
         self.link = link
         self.settings = dict(settings)
+        outbound.record(bool(self.settings.get("tracing")))  # its settings are its own
         context = BuiltinContext(home, lambda: self.settings, link)
         self.environment = ActionEnvironment(context)
         self.compiled: dict[str, CompiledAction] = {}
