@@ -9,8 +9,10 @@ that ran, its error), with what the worker sent along while tracing: the caller'
 ``traceparent`` (the span continues the caller's trace) and the ``http`` and ``db``
 calls the action made, with their own clock readings (``builtins.outbound``), which
 become child spans with their real start and end. So tracing adds nothing to a call's
-time; its spans leave the node within the batch processor's delay after the call's log
-entry reached the supervisor (``FLUSH_SECONDS``).
+time; its spans are made on a thread of the supervisor (OpenTelemetry's SDK takes tens of
+microseconds a span: the supervisor's loop does not wait for it) and leave the node
+within the batch processor's delay after the call's log entry reached the supervisor
+(``FLUSH_SECONDS``).
 
 The exporter is OpenTelemetry's own OTLP/HTTP (protobuf) exporter, configured by the
 standard environment variables: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
@@ -21,8 +23,11 @@ standard environment variables: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import queue
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +36,7 @@ __all__ = ["Tracing"]
 log = logging.getLogger("notebook_kit.runtime")
 
 _FLUSH_MILLIS = 3000  # at the stop, the spans not yet exported get this long
+_QUEUED = 256  # batches waiting for their spans at most; past it a batch gets none
 
 
 def _extra(raw: Any, count: int) -> dict[int, tuple[str | None, list[Any]]]:
@@ -55,6 +61,35 @@ class Tracing:
         self._provider: Any = None
         self._tracer: Any = None
         self._unavailable = False
+        self._queue: queue.Queue[tuple[Sequence[tuple[Any, ...]], Any, float] | None] = queue.Queue(
+            _QUEUED
+        )
+        self._thread: threading.Thread | None = None
+        self.dropped = 0  # calls left without a span (the queue was full)
+
+    def emit(self, entries: Sequence[tuple[Any, ...]], raw: Any, offset: float) -> None:
+        """Have the spans of a batch made, on a thread of their own: the SDK takes tens
+        of microseconds a span, which the supervisor's loop does not wait for."""
+        if self._unavailable or not entries:
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="notebook-kit-tracing", daemon=True
+            )
+            self._thread.start()
+        try:
+            self._queue.put_nowait((entries, raw, offset))
+        except queue.Full:
+            if not self.dropped:
+                log.warning("tracing cannot keep up: some calls get no span")
+            self.dropped += len(entries)
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                self.make(*item)
+            except Exception:  # the log and the metrics have the calls: only spans are lost
+                log.exception("making the spans of a log batch failed")
 
     def _load(self) -> bool:
         if self._tracer is not None:
@@ -83,7 +118,7 @@ class Tracing:
         self._tracer = self._provider.get_tracer("notebook_kit")
         return True
 
-    def emit(self, entries: Sequence[tuple[Any, ...]], raw: Any, offset: float) -> None:
+    def make(self, entries: Sequence[tuple[Any, ...]], raw: Any, offset: float) -> None:
         """A span for each entry of a batch (``offset``: its clock readings' epoch
         seconds), with what its worker sent along (``raw``)."""
         if not entries or not self._load():
@@ -137,6 +172,11 @@ class Tracing:
 
     def close(self) -> None:
         """Export what is left (within ``_FLUSH_MILLIS``) and stop (blocks: a thread)."""
+        if self._thread is not None:
+            with contextlib.suppress(queue.Full):  # else: a daemon, it ends with the process
+                self._queue.put(None, timeout=_FLUSH_MILLIS / 1000)
+            self._thread.join(_FLUSH_MILLIS / 1000)
+            self._thread = None
         if self._provider is not None:
             self._provider.force_flush(_FLUSH_MILLIS)
             self._provider.shutdown()
