@@ -24,19 +24,30 @@ if TYPE_CHECKING:
 __all__ = ["background_servers", "serve", "serve_process"]
 
 
-def serve(workspace: Workspace, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
+def serve(
+    workspace: Workspace, port: int = 0, host: str = "127.0.0.1", admin_port: int | None = None
+) -> BackgroundServer:
     """Serve ``workspace`` in a background thread of this process; returns the handle
     (``url``, ``stop()``). Calling it again (a re-run cell) first stops the server it
-    started before for this workspace and port. ``port=0``: a free port."""
-    return replace_server(BackgroundServer(workspace, host, port), port)
+    started before for this workspace and port. ``port=0``: a free port. ``admin_port``:
+    the admin listener's (``/live``, ``/ready``, ``/metrics``; 0: a free one,
+    ``admin_url``)."""
+    server = BackgroundServer(workspace, host, port, admin_port=admin_port)
+    return replace_server(server, port)
 
 
 def serve_process(
-    workspace: Workspace, port: int = 8000, host: str = "127.0.0.1", workers: int = 1
+    workspace: Workspace,
+    port: int = 8000,
+    host: str = "127.0.0.1",
+    workers: int = 1,
+    admin_port: int | None = None,
 ) -> ServerProcess:
     """Start ``notebook-kit serve`` for ``workspace`` as a child process that dies with this
-    one. Calling it again first stops the child it started for this port."""
-    server = ServerProcess(workspace.home, host, port, workers, store=workspace.store.url or "")
+    one (``admin_port``: its admin listener's). Calling it again first stops the child it
+    started for this port."""
+    store = workspace.store.url or ""
+    server = ServerProcess(workspace.home, host, port, workers, store, admin_port=admin_port)
     return replace_server(server, port)
 
 

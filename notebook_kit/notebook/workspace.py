@@ -26,19 +26,25 @@ class Workspace(CoreWorkspace):
     """A notebook_kit workspace (see ``notebook_kit.workspace.workspace.Workspace`` for
     every rule it holds), with the notebook's conveniences."""
 
-    def serve(self, port: int = 0, host: str = "127.0.0.1") -> BackgroundServer:
+    def serve(
+        self, port: int = 0, host: str = "127.0.0.1", admin_port: int | None = None
+    ) -> BackgroundServer:
         """Serve from a background thread of this process (``notebook_kit.serve``)."""
         from .serving import serve
 
-        return serve(self, port=port, host=host)
+        return serve(self, port=port, host=host, admin_port=admin_port)
 
     def serve_process(
-        self, port: int = 8000, host: str = "127.0.0.1", workers: int = 1
+        self,
+        port: int = 8000,
+        host: str = "127.0.0.1",
+        workers: int = 1,
+        admin_port: int | None = None,
     ) -> ServerProcess:
         """Serve from a child process (``notebook_kit.serve_process``)."""
         from .serving import serve_process
 
-        return serve_process(self, port=port, host=host, workers=workers)
+        return serve_process(self, port=port, host=host, workers=workers, admin_port=admin_port)
 
     def definitions_frame(self, app: str | None = None, label: str | None = None) -> pd.DataFrame:
         """``listing()`` as a DataFrame (as are the other ``*_frame`` methods)."""

@@ -194,3 +194,13 @@ def _stopping_or_gone(port: int) -> bool:
     except httpx.TransportError:
         return True
     return answer.status_code == 503 and answer.text == "stopping\n"
+
+
+def test_a_notebooks_serve_opens_the_admin_listener_too(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "home")
+    server = workspace.serve(admin_port=0)
+    try:
+        assert server.admin_url is not None
+        assert httpx.get(f"{server.admin_url}/ready", timeout=5).text == "ready\n"
+    finally:
+        server.stop()
