@@ -12,9 +12,13 @@ cd "$(dirname "$0")/.."
 # for the front-door test (which runs its own nginx from a temp directory, on free ports),
 # wrk for the benchmark, curl for the tour (docs/tour.md), strace to count a query's system
 # calls (tests/test_database.py), Node.js and npm for the editor bundle, python3-venv where
-# `python3 -m venv` cannot make an environment. Installed only where missing.
+# `python3 -m venv` cannot make an environment. HAProxy for the many-node recipe's test
+# (tests/runtime/process/test_recipe.py: docs/front-door.md run as written, a node killed
+# under load). systemd's systemd-analyze and logrotate check the production guide's unit
+# and rotation config (tests/runtime/process/test_service_unit.py; no systemd runs).
+# Installed only where missing.
 need=()
-for package in chromium postgresql nginx wrk git curl strace; do
+for package in chromium postgresql nginx haproxy systemd logrotate wrk git curl strace; do
   dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 # Node.js 18+ and npm: pip install builds the CodeEditor's bundle (npm ci + esbuild). Looked up
