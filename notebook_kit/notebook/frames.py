@@ -185,3 +185,20 @@ def consumers_frame(consumers: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         ],
         columns=["name", "apps", "stages", "rate", "burst", "quota", "keys", "builtin"],
     )
+
+
+_RUN_COLUMNS = [
+    "id", "stage", "app", "schedule", "tick", "manual", "node", "status", "claimed_at",
+    "started_at", "finished_at", "duration_ms", "error",
+]  # fmt: skip
+
+
+def schedule_runs_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per run of a schedule (``Workspace.schedule_runs``): ``tick`` and the
+    claim, start and finish times as UTC datetimes (``NaT``: not yet), ``duration_ms`` a
+    float (NaN while open), ``status`` and ``error`` as logged."""
+    frame = pd.DataFrame(list(rows), columns=_RUN_COLUMNS)
+    for column in ("tick", "claimed_at", "started_at", "finished_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    frame["duration_ms"] = frame["duration_ms"].astype("float64")
+    return frame

@@ -79,6 +79,12 @@ class Workspace(CoreWorkspace):
         """``consumers.list()`` as a DataFrame: one row per consumer (keys by prefix only)."""
         return _frames().consumers_frame([c.to_dict() for c in self.consumers.list()])
 
+    def schedule_runs_frame(
+        self, app: str | None = None, name: str | None = None, limit: int | None = 100
+    ) -> pd.DataFrame:
+        """``schedule_runs()`` as a DataFrame: the run log of schedules, newest first."""
+        return _frames().schedule_runs_frame(self.schedule_runs(app, name, limit=limit))
+
 
 def _frames() -> Any:
     """The notebook face's pandas frames, imported (with pandas) on first use."""

@@ -102,3 +102,19 @@ def test_the_studio_has_a_schedules_tab_after_secrets(ws: Workspace) -> None:
         assert 'data-name="nightly"' in studio.schedules.table.value
     finally:
         studio.close()
+
+
+def test_the_run_log_as_a_frame(tmp_path: Path) -> None:
+    import notebook_kit
+
+    ws = notebook_kit.Workspace(tmp_path / "nb")
+    ws.create(APP, "refresh", label="Refresh", method="POST", resource="refresh",
+              action="res.body = {}")  # fmt: skip
+    ws.add_schedule(APP, "hourly", "refresh", "@hourly")
+    ws.deploy(APP, "dev")
+    ws.run_schedule_now(APP, "hourly", "dev")
+    frame = ws.schedule_runs_frame(APP)
+    assert list(frame["status"]) == ["succeeded"]
+    assert str(frame["tick"].dtype).endswith(", UTC]")
+    assert frame["duration_ms"].iloc[0] > 0
+    assert ws.schedule_runs_frame("other").empty

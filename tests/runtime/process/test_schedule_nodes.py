@@ -65,8 +65,8 @@ def test_three_nodes_run_every_tick_once_through_a_kill(
     try:
         for server in servers[:3]:
             server.start()
-        start = datetime.now(UTC)
         ws.deploy("jobs", "dev")
+        start = datetime.now(UTC)  # the window opens once the schedule is deployed
         # kill node 1 while it runs a tick: its run-log row is open, its action sleeping
         victim = servers[0]
         assert victim.process is not None
