@@ -68,7 +68,8 @@ def list_(ctx: click.Context, app: str | None, as_json: bool) -> None:
 @schedule.command()
 @click.argument("app")
 @click.argument("name")
-@click.option("--stage", type=STAGES, default="dev", show_default=True)
+@click.option("--stage", type=STAGES, default="dev", show_default=True,
+              help="The stage the schedule is deployed to.")  # fmt: skip
 @click.pass_context
 def pause(ctx: click.Context, app: str, name: str, stage: str) -> None:
     """Pause a deployed schedule on a stage, at once on every node."""
@@ -79,7 +80,8 @@ def pause(ctx: click.Context, app: str, name: str, stage: str) -> None:
 @schedule.command()
 @click.argument("app")
 @click.argument("name")
-@click.option("--stage", type=STAGES, default="dev", show_default=True)
+@click.option("--stage", type=STAGES, default="dev", show_default=True,
+              help="The stage the schedule is deployed to.")  # fmt: skip
 @click.pass_context
 def resume(ctx: click.Context, app: str, name: str, stage: str) -> None:
     """Resume a paused schedule on a stage (ticks missed while paused are not run)."""
@@ -90,7 +92,8 @@ def resume(ctx: click.Context, app: str, name: str, stage: str) -> None:
 @schedule.command()
 @click.argument("app")
 @click.argument("name")
-@click.option("--stage", type=STAGES, default="dev", show_default=True)
+@click.option("--stage", type=STAGES, default="dev", show_default=True,
+              help="The stage the schedule is deployed to.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @click.pass_context
 def run(ctx: click.Context, app: str, name: str, stage: str, as_json: bool) -> None:
@@ -110,7 +113,8 @@ def run(ctx: click.Context, app: str, name: str, stage: str, as_json: bool) -> N
 @click.argument("app")
 @click.argument("name", required=False)
 @click.option("--stage", type=STAGES, default=None, help="Only this stage's runs.")
-@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True,
+              help="At most this many runs.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def runs(ctx: click.Context, app: str, name: str | None, stage: str | None, limit: int,

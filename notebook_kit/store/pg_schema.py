@@ -9,7 +9,7 @@ byte-wise (``COLLATE "C"``), as SQLite's do, so listings come in the same order 
 
 from __future__ import annotations
 
-from .dialect import Migration
+from .dialect import Additive, Migration
 from .snapshots import content_address_deployments
 
 __all__ = ["PG_MIGRATIONS"]
@@ -146,7 +146,8 @@ PG_MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE definitions ADD COLUMN contract TEXT;
     """,
     # Issue 27: schedules (the twin of SQLite's; see docs/schedules.md).
-    """
+    Additive(
+        """
     CREATE TABLE schedules (
         app_id TEXT COLLATE "C" NOT NULL REFERENCES applications (id) ON DELETE CASCADE,
         name TEXT COLLATE "C" NOT NULL, definition TEXT NOT NULL, cron TEXT NOT NULL,
@@ -166,5 +167,6 @@ PG_MIGRATIONS: tuple[Migration, ...] = (
         duration_ms DOUBLE PRECISION, error TEXT, lease_until DOUBLE PRECISION NOT NULL,
         UNIQUE (stage, app_id, schedule, tick));
     CREATE INDEX schedule_runs_open ON schedule_runs (status, lease_until);
-    """,
+    """
+    ),
 )

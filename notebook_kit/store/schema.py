@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .dialect import Migration, apply_migrations
+from .dialect import Additive, Migration, apply_migrations
 from .snapshots import content_address_deployments
 
 __all__ = ["MIGRATIONS", "migrate"]
@@ -178,7 +178,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # Issue 27: schedules (docs/schedules.md; store/schedules.py): saved schedules, their
     # pauses per stage, and the run log, whose UNIQUE tick row is the lease of a run.
-    """
+    # Additive: a node that predates schedules serves the store (it runs none of them).
+    Additive(
+        """
     CREATE TABLE schedules (
         app_id TEXT NOT NULL REFERENCES applications (id) ON DELETE CASCADE,
         name TEXT NOT NULL, definition TEXT NOT NULL, cron TEXT NOT NULL,
@@ -197,7 +199,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         lease_until REAL NOT NULL,
         UNIQUE (stage, app_id, schedule, tick));
     CREATE INDEX schedule_runs_open ON schedule_runs (status, lease_until);
-    """,
+    """
+    ),
 )
 
 
