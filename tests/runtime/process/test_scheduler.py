@@ -104,5 +104,7 @@ def test_a_server_runs_a_schedule_every_second(ws: Workspace) -> None:
     assert len(set(ticks)) == len(ticks)
     seconds = [datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() for t in ticks]
     assert all(b - a == 1 for a, b in itertools.pairwise(seconds))
-    assert {r["status"] for r in runs} <= {"succeeded", "failed", "running"}
+    # the first run starts the process that forks action processes: a tick meanwhile may
+    # be skipped (overlap skip); none fails
+    assert {r["status"] for r in runs} <= {"succeeded", "skipped", "running"}
     assert runs[-1]["status"] == "succeeded" and runs[-1]["duration_ms"] > 0
