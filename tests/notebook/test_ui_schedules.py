@@ -52,9 +52,13 @@ def test_save_deploy_and_see_next_and_last_runs(panel: SchedulesPanel, ws: Works
     (row,) = ws.schedules(APP)
     assert row["next_run"] in panel.table.value  # the next run is shown
     panel.picked.value = ("nightly", "dev")
+    ws.run_schedule_now(APP, "nightly", "dev")  # elsewhere: Refresh shows it
+    assert "No runs yet" in panel.runs.value
+    panel.reload.click()
+    assert panel.runs.value.count("nk-schedule-run-row") == 1
     panel.run_now.click()
     assert panel.status.text.startswith("Run of nightly on dev: succeeded in ")
-    assert "succeeded" in panel.runs.value and "nk-schedule-run-row" in panel.runs.value
+    assert panel.runs.value.count("nk-schedule-run-row") == 2 and "succeeded" in panel.runs.value
     panel.pause.click()
     assert panel.status.text == "Schedule nightly paused on dev"
     assert ws.schedules(APP)[0]["paused"] is True

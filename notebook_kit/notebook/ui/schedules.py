@@ -3,8 +3,10 @@
 The schedules of the application shown, per stage they are deployed to, with their next
 and last runs; a form saves one (a definition, a cron expression, a time zone, the
 overlap rule); picking one pauses, resumes or runs it now on its stage, or deletes it
-(asking first, with Cancel); the latest runs are listed under it. Every rule comes from
-the core (``Workspace.add_schedule`` and the rest); this only draws and asks.
+(asking first, with Cancel); the latest runs are listed under it (Refresh reads them
+again: runs change no saved state, so the studio's refresh does not follow them). Every
+rule comes from the core (``Workspace.add_schedule`` and the rest); this only draws and
+asks.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class SchedulesPanel(widgets.VBox):
         self.resume = widgets.Button(description="Resume", icon="play")
         self.run_now = widgets.Button(description="Run now", icon="bolt")
         self.delete = widgets.Button(description="Delete…", icon="trash")
+        self.reload = widgets.Button(description="Refresh", icon="refresh",
+                                     tooltip="Read the next and last runs again")  # fmt: skip
         self.status = Status("nk-schedules-status")
         self.ask = Confirm(self.status, "Delete schedule", "nk-schedule-delete-ask")
         self.runs = widgets.HTML(value="")
@@ -91,7 +95,7 @@ class SchedulesPanel(widgets.VBox):
             (self.overlap, "nk-schedule-overlap"), (self.save, "nk-schedule-save"),
             (self.picked, "nk-schedule-picked"), (self.pause, "nk-schedule-pause"),
             (self.resume, "nk-schedule-resume"), (self.run_now, "nk-schedule-run-now"),
-            (self.delete, "nk-schedule-delete"),
+            (self.delete, "nk-schedule-delete"), (self.reload, "nk-schedules-refresh"),
         ):  # fmt: skip
             widget.add_class(css)
         self.save.on_click(self._on_save_click)
@@ -99,6 +103,7 @@ class SchedulesPanel(widgets.VBox):
         self.resume.on_click(self._on_resume_click)
         self.run_now.on_click(self._on_run_now_click)
         self.delete.on_click(self._on_delete_click)
+        self.reload.on_click(lambda _button: self.refresh())
         note = widgets.HTML(
             "<small>A schedule runs once its application is deployed, each tick once across "
             "every node; pause, resume and run now act on the picked stage.</small>"
@@ -114,7 +119,7 @@ class SchedulesPanel(widgets.VBox):
                 widgets.HBox([self.picked, self.pause, self.resume, self.run_now, self.delete]),
                 self.ask,
                 self.status,
-                widgets.HTML("<b>Latest runs</b>"),
+                widgets.HBox([widgets.HTML("<b>Latest runs</b>"), self.reload]),
                 self.runs,
             ]
         )
