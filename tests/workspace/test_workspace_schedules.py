@@ -165,3 +165,14 @@ def test_a_commit_carries_the_schedules(ws: Workspace, tmp_path: Path) -> None:
     ws.delete_schedule("reports", "nightly")
     ws.commit("reports", tmp_path / "repo", "without")
     assert not (tmp_path / "repo" / "reports" / "schedules.json").exists()
+
+
+def test_a_run_is_held_to_the_definitions_time_limit(ws: Workspace) -> None:
+    ws.edit("reports", "refresh", action="import time\ntime.sleep(10)", timeout=1)
+    ws.add_schedule("reports", "slow", "refresh", "@hourly")
+    ws.deploy("reports", "dev")
+    started = time.monotonic()
+    run = ws.run_schedule_now("reports", "slow", "dev")
+    assert time.monotonic() - started < 5
+    assert run["status"] == "failed" and run["error"] == "timed out after 1 s"
+    assert 900 < run["duration_ms"] < 5000
