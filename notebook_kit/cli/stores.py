@@ -119,7 +119,9 @@ def _describe(found: Any) -> list[str]:
         lines.append("nothing to migrate")
     else:
         lines.append(f"pending: {found.pending} migration(s), {found.store} -> {found.code}")
-        if found.older_refused:
+        if not found.store:
+            lines.append("a new store: its tables are made when it is first opened")
+        elif found.older_refused:
             lines.append(
                 f"after it, nodes of schema version {found.readable_after - 1} or older cannot "
                 f"read the store and refuse to start: back up, migrate, then upgrade every "

@@ -23,6 +23,11 @@ from .schema import MIGRATIONS
 
 __all__ = ["SchemaCheck", "check_schema"]
 
+# How many migrations the first notebook-kit that honours ``readable_from`` knew (16 on
+# SQLite, 10 on PostgreSQL): a node that knows fewer predates it and refuses any store
+# newer than itself, additive or not. Append-only history, like the migrations.
+_FIRST_READER = {"sqlite": 16, "postgres": 10}
+
 
 @dataclass(frozen=True)
 class SchemaCheck:
@@ -48,8 +53,9 @@ class SchemaCheck:
 
     @property
     def older_refused(self) -> bool:
-        """Whether nodes of the store's current version refuse it once migrated."""
-        return self.pending > 0 and self.readable_after > self.store
+        """Whether nodes of the store's current version refuse it once migrated (a new
+        store, version 0, has none)."""
+        return self.pending > 0 and 0 < self.store < self.readable_after
 
 
 def check_schema(url: str | None, home: Path) -> SchemaCheck:
@@ -60,17 +66,20 @@ def check_schema(url: str | None, home: Path) -> SchemaCheck:
 
 
 def _check(
-    where: str, steps: tuple[Migration, ...], store: int, recorded: int | None
+    where: str, steps: tuple[Migration, ...], store: int, recorded: int | None, dialect: str
 ) -> SchemaCheck:
     readable = recorded if recorded is not None else store
     if store > len(steps):  # a newer notebook-kit migrated it: this one migrates nothing
         return SchemaCheck(where, store, len(steps), readable, readable)
-    return SchemaCheck(where, store, len(steps), readable, oldest_reader(steps, len(steps)))
+    after = oldest_reader(steps, len(steps))
+    if store < _FIRST_READER[dialect]:  # its nodes refuse any newer store
+        after = max(after, store + 1)
+    return SchemaCheck(where, store, len(steps), readable, after)
 
 
 def _sqlite(path: Path) -> SchemaCheck:
     if not path.exists():
-        return _check(str(path), MIGRATIONS, 0, None)
+        return _check(str(path), MIGRATIONS, 0, None, "sqlite")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -84,7 +93,7 @@ def _sqlite(path: Path) -> SchemaCheck:
             conn.close()
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the workspace store {path}: {exc}") from exc
-    return _check(str(path), MIGRATIONS, int(version), int(row[0]) if row else None)
+    return _check(str(path), MIGRATIONS, int(version), int(row[0]) if row else None, "sqlite")
 
 
 def _postgres(url: str) -> SchemaCheck:
@@ -107,4 +116,5 @@ def _postgres(url: str) -> SchemaCheck:
         detail = scrub(" ".join(str(exc).split()), url)
         raise StoreError(f"cannot read the store {mask_url(url)}: {detail}") from None
     store = int(version or 0)
-    return _check(mask_url(url), PG_MIGRATIONS, store, None if recorded is None else int(recorded))
+    readable = None if recorded is None else int(recorded)
+    return _check(mask_url(url), PG_MIGRATIONS, store, readable, "postgres")

@@ -147,3 +147,14 @@ def test_the_documented_upgrade_backs_up_migrates_and_serves_on_postgresql(
     (line,) = served.stderr.strip().splitlines()
     assert f"its schema version is {newer}, which needs notebook-kit of schema version" in line
     assert UPGRADE_DOC in line
+
+
+def test_check_on_a_new_store_says_its_tables_are_made_on_first_use(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    check = run_cli("store", "migrate", "--check", home=home)
+    assert check.returncode == 3  # pending, and no node of an older version to refuse it
+    assert (
+        check.stdout.splitlines()[-1] == "a new store: its tables are made when it is first opened"
+    )
+    assert not (home / "workspace.sqlite3").exists()  # --check made nothing
