@@ -2,7 +2,9 @@
 set a secret from the password field (the field empties, the value never reaches the
 page), see it listed by name, stage and version with the not-live-until-deploy warning,
 read it from a live action after a deploy, then delete it (asked: Cancel changes nothing,
-Confirm deletes). Screenshot: ``test-artifacts/screenshots/secrets.png``.
+Confirm deletes). Screenshot: ``test-artifacts/screenshots/secrets.png``. Then the
+Schedules tab beside it: a schedule saved from its form, deployed, shown with its next
+run, run now.
 """
 
 from __future__ import annotations
@@ -108,4 +110,25 @@ def test_secrets_tab_sets_lists_and_deletes_without_showing_a_value(
     assert VALUE not in page.content()
 
     panel.screenshot(path=str(SCREENSHOTS / "secrets.png"))
+
+    # the Schedules tab, next: save a schedule from its form, see it deployed with its
+    # next run, run it now (the secret it reads is gone: the run fails, and says why)
+    studio.locator(".nk-tabs .lm-TabBar-tab").filter(has_text="Schedules").click()
+    schedules = studio.locator(".nk-schedules-panel")
+    expect(schedules).to_be_visible()
+    schedules.locator(".nk-schedule-name input").fill("hourly")
+    schedules.locator(".nk-schedule-definition select").select_option("token")
+    schedules.locator(".nk-schedule-cron input").fill("@hourly")
+    schedules.locator("button.nk-schedule-save").click()
+    expect(schedules.locator(".nk-schedules-status")).to_contain_text("Schedule hourly saved")
+    _workspace(lab["env"]).deploy(APP, "dev")
+    schedules.locator("button.nk-schedules-refresh").click()
+    row = schedules.locator('.nk-schedule-row[data-name="hourly"][data-stage="dev"]')
+    expect(row).to_contain_text(":00:00.000Z")  # its next run, on the hour
+    schedules.locator(".nk-schedule-picked select").select_option(label="hourly (dev)")
+    schedules.locator("button.nk-schedule-run-now").click()
+    expect(schedules.locator(".nk-schedules-status")).to_contain_text(
+        "Run of hourly on dev: failed", timeout=30_000
+    )
+    expect(schedules.locator(".nk-schedule-runs-table")).to_contain_text("failed")
     expect(page.locator(STDERR_OUTPUT)).to_have_count(0)
