@@ -12,9 +12,10 @@ seconds back (when it starts: the last ``LATE`` seconds, so ticks a node stopped
 killed meanwhile left unclaimed are run by the others or by it when it is back), never
 before the deployment that serves the schedule, nor while it is paused, nor before it
 was resumed. A tick older than ``LATE`` when a node comes to it (every node was down or
-stalled) is logged as missed, not run. Each step also closes as failed the open runs
-whose lease ran out (``ScheduleTables.expire``: their node stopped mid-run), and renews
-the leases of this node's runs in hand (``HEARTBEAT``).
+stalled) is logged as missed, not run. While a schedule is deployed, each step also
+closes as failed the open runs whose lease ran out (``ScheduleTables.expire``: their
+node stopped mid-run), and renews the leases of this node's runs in hand
+(``HEARTBEAT``). With no schedule deployed, a step is one read of the generation.
 """
 
 from __future__ import annotations
@@ -85,14 +86,13 @@ class Scheduler:
         if generation != self._generation:
             self._deployed = self.keeper.deployed()
             self._generation = generation
-        moment = (at or datetime.now(UTC)).timestamp()
-        if self._in_hand:
-            self.store.schedules.renew(list(self._in_hand), moment + HEARTBEAT)
-        self.store.schedules.expire(moment)
-        if not self._deployed:
-            self._cursors.clear()
-            return []
         at = at or datetime.now(UTC)
+        if self._in_hand:
+            self.store.schedules.renew(list(self._in_hand), at.timestamp() + HEARTBEAT)
+        if not self._deployed and not self._in_hand:
+            self._cursors.clear()  # nothing to run: one cheap read a step, no more
+            return []
+        self.store.schedules.expire(at.timestamp())
         states = self.store.schedules.states()
         futures: list[Any] = []
         seen: set[_Key] = set()
