@@ -81,3 +81,13 @@ def test_serving_line_only_once_listening(tmp_path: Path, workers: str) -> None:
         rest = process.stdout.read()
         process.stdout.close()
     assert "serving" not in rest  # printed once, not once per worker
+
+
+def test_an_admin_port_that_cannot_be_served_is_one_line(tmp_path: Path, held_port: int) -> None:
+    port = free_port()
+    same = run_cli("serve", "--port", str(port), "--admin-port", str(port), home=tmp_path)
+    assert one_line_failure(same) == (
+        f"notebook-kit: the admin port {port} is the API's port: choose another"
+    )
+    busy = run_cli("serve", "--port", str(port), "--admin-port", str(held_port), home=tmp_path)
+    assert one_line_failure(busy) == f"notebook-kit: admin port {held_port} is already in use"
