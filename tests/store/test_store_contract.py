@@ -513,16 +513,23 @@ def test_reopening_migrates_nothing_twice_and_keeps_data(ws: Workspace, store_ur
 
 
 def test_a_store_of_a_newer_schema_is_refused_not_downgraded(ws: Workspace, store_url: str) -> None:
-    """A store a newer notebook-kit migrated further is refused by this one, naming the
-    versions, and keeps its schema version (it used to be written back down on SQLite)."""
+    """A store a newer notebook-kit migrated further, in a way this one cannot read (its
+    ``readable_from`` past what this one knows), is refused by this one, naming the
+    versions, and keeps its schema version (it used to be written back down on SQLite).
+    Past an additive migration only, this one serves it as it is."""
     _shop(ws)
     with ws.store.transaction():
         if store_url:
-            ws.store._db.write("UPDATE schema_version SET version = version + 1")
+            ws.store._db.write("UPDATE schema_version SET version = 99")
         else:
             ws.store._db.execute("PRAGMA user_version = 99")
+        ws.store._db.write("UPDATE meta SET value = '1' WHERE key = 'readable_from'")
     ws.store.close()
-    with pytest.raises(StoreError, match="newer than this notebook-kit knows"):
+    _reopen(ws, store_url).close()  # additive: read as it is, never downgraded
+    with ws.store.transaction():
+        ws.store._db.write("UPDATE meta SET value = '99' WHERE key = 'readable_from'")
+    ws.store.close()
+    with pytest.raises(StoreError, match="its schema version is 99, which needs notebook-kit"):
         _reopen(ws, store_url)
     if not store_url:
         import sqlite3
