@@ -79,6 +79,7 @@ def test_metrics_totals_equal_the_request_log_over_two_workers(
 ) -> None:
     server, workspace = served
     key = {"x-api-key": workspace.keys()["dev"]}
+    server.sync()  # the calls of the tests before this one are counted and logged
     before = _request_counts(httpx.get(f"{server.admin_url}/metrics").text)
     logged_before = len(workspace.request_log())
     sent: Counter[tuple[str, str, str]] = Counter()
