@@ -15,7 +15,8 @@ was resumed. A tick older than ``LATE`` when a node comes to it (every node was 
 stalled) is logged as missed, not run. While a schedule is deployed, each step also
 closes as failed the open runs whose lease ran out (``ScheduleTables.expire``: their
 node stopped mid-run), and renews the leases of this node's runs in hand
-(``HEARTBEAT``). With no schedule deployed, a step is one read of the generation.
+(``HEARTBEAT``). With no schedule deployed and no run in hand, the scheduler sleeps
+until the supervisor sees the store change (``wake``): an idle node does not wake for it.
 """
 
 from __future__ import annotations
@@ -60,12 +61,19 @@ class Scheduler:
         self._pool = ThreadPoolExecutor(_RUNS_AT_ONCE, thread_name_prefix="schedule")
         self._failing = False
         self._in_hand: set[int] = set()  # claimed runs not finished yet
+        self._changed = asyncio.Event()
+
+    def wake(self) -> None:
+        """What is live changed (the supervisor saw a new generation): look again."""
+        self._changed.set()
 
     async def run(self) -> None:
-        """Look at what is due every ``STEP`` seconds until cancelled."""
+        """Look at what is due every ``STEP`` seconds until cancelled; while nothing is
+        deployed nor in hand, only once the store changes."""
         loop = asyncio.get_running_loop()
         try:
             while True:
+                self._changed.clear()  # a change seen from here on wakes the wait below
                 try:
                     await loop.run_in_executor(None, self.step)
                     self._failing = False
@@ -75,7 +83,10 @@ class Scheduler:
                     self._failing = True
                 except Exception:
                     log.exception("looking at the schedules failed; trying again")
-                await asyncio.sleep(STEP)
+                if self._deployed or self._in_hand or self._failing:
+                    await asyncio.sleep(STEP)
+                else:
+                    await self._changed.wait()
         finally:
             self._pool.shutdown(wait=False, cancel_futures=True)
 

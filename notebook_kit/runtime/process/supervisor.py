@@ -120,6 +120,7 @@ class Supervisor:
         self._flushed: dict[int, asyncio.Future[None]] = {}  # sync(): the workers' answers
         self.store_error: str | None = None  # why the store did not answer, until it does
         self.metrics: Metrics | None = None  # once running (``metrics``)
+        self.scheduler: Scheduler | None = None  # once running
         self.committed: tuple[int, float] = (-1, 0.0)  # generation served, since (epoch)
         self._apps: tuple[int, frozenset[tuple[str, str]]] = (-1, frozenset())
         self.tracing = Tracing()
@@ -194,7 +195,8 @@ class Supervisor:
                 self._start_worker(index)
             self._spawn(self._follow())
             self._spawn(self.log.run())
-            self._spawn(Scheduler(self.workspace).run())  # the deployed schedules' ticks
+            self.scheduler = Scheduler(self.workspace)
+            self._spawn(self.scheduler.run())  # the deployed schedules' ticks
             self._spawn(self.watch.run(loop))
             ready = self._spawn(self._wait_ready(on_ready))
             await self._stop.wait()
@@ -449,6 +451,8 @@ class Supervisor:
         """Send ``read`` to every worker (a new sandbox plan first, if its paths moved)."""
         previous = self._current
         self._read = read
+        if self.scheduler is not None:
+            self.scheduler.wake()  # schedules deployed or gone, perhaps
         if any(previous.settings[n] != read.settings[n] for n in PLAN_SETTINGS):
             try:
                 plan = self._plan_for(read)

@@ -108,3 +108,19 @@ def test_a_server_runs_a_schedule_every_second(ws: Workspace) -> None:
     # be skipped (overlap skip); none fails
     assert {r["status"] for r in runs} <= {"succeeded", "skipped", "running"}
     assert runs[-1]["status"] == "succeeded" and runs[-1]["duration_ms"] > 0
+
+
+def test_an_idle_server_starts_running_a_schedule_deployed_after_it_started(
+    ws: Workspace,
+) -> None:
+    """With nothing deployed the scheduler sleeps until the store changes (an idle node
+    does not wake for it); a deploy wakes it."""
+    ws.undeploy("jobs", "dev")
+    server = ServerProcess(ws.home).start()
+    try:
+        time.sleep(1.5)
+        assert ws.schedule_runs("jobs", limit=None) == []
+        ws.deploy("jobs", "dev")
+        wait_until(lambda: len(ws.schedule_runs("jobs", limit=None)) >= 2, within=15)
+    finally:
+        server.stop()
