@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -41,17 +42,43 @@ def test_a_bad_or_unreachable_store_is_one_line_without_the_password(
 ) -> None:
     url = url.format(port=free_port())
     (tmp_path / "h").mkdir()
-    for args, env in (
+    commands: list[tuple[list[str], dict[str, str] | None]] = [
         (["--store", url, "keys"], None),
         (["keys"], {"NOTEBOOK_KIT_STORE": url}),
-        (["--store", url, "serve", "--port", str(free_port())], None),
-    ):
+    ]
+    if says != "cannot reach the store":  # serve waits for a store that is down (below)
+        commands.append((["--store", url, "serve", "--port", str(free_port())], None))
+    for args, env in commands:
         stderr = _one_line_failure(run_cli(*args, home=tmp_path / "h", env=env))
         assert says in stderr and "s3cret-pw" not in stderr
         assert "ann:***@" in stderr
     with pytest.raises((ValidationError, StoreError)) as caught:
         Workspace(tmp_path / "h", store=url)
     assert "s3cret-pw" not in str(caught.value)
+
+
+def test_serve_waits_for_a_store_that_is_down_saying_so_once_without_the_password(
+    tmp_path: Path,
+) -> None:
+    """A node may start before its PostgreSQL (a reboot, say): it waits, says why in one
+    line (no password), and SIGTERM still stops it at once."""
+    url = f"postgresql://ann:s3cret-pw@127.0.0.1:{free_port()}/shop"
+    (tmp_path / "h").mkdir()
+    command = [sys.executable, "-m", "notebook_kit", "--home", str(tmp_path / "h")]
+    command += ["--store", url, "serve", "--port", str(free_port())]
+    node = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert node.stderr is not None
+        line = node.stderr.readline()
+        assert "cannot reach the store" in line and "waiting for it" in line
+        assert "ann:***@" in line and "s3cret-pw" not in line
+        time.sleep(1)
+        assert node.poll() is None  # still waiting, not exited nor restarting
+    finally:
+        node.terminate()
+        status = node.wait(10)
+        node.stderr.close()  # type: ignore[union-attr]
+    assert status == 0
 
 
 def test_an_unsupported_url_names_the_accepted_forms(tmp_path: Path) -> None:
