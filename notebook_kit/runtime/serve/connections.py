@@ -80,6 +80,16 @@ class GuardedProtocol(HttpProtocol):
 
     __slots__ = ("_unsent",)
 
+    @property  # type: ignore[override]
+    def request_max_size(self) -> int:
+        """The live body limit (``max_body_bytes``), read at each request: Sanic copies it
+        once per connection, so a kept-alive connection kept the limit it was opened with."""
+        return int(self.app.config.REQUEST_MAX_SIZE)
+
+    @request_max_size.setter
+    def request_max_size(self, value: int) -> None:
+        """Sanic's ``__init__`` copies the setting here; the getter reads it live instead."""
+
     def connection_made(self, transport: Any) -> None:
         self._unsent = 0  # the write buffer's size at the last check
         super().connection_made(transport)

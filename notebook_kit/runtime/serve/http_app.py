@@ -17,6 +17,7 @@ from typing import Any
 
 from sanic import Sanic
 from sanic.exceptions import MethodNotAllowed, PayloadTooLarge, SanicException
+from sanic.http import Http
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
@@ -48,6 +49,11 @@ def _serving_request() -> Request | None:
 def apply_settings(app: Sanic, settings: Mapping[str, Any]) -> None:
     """The body limit, the timeouts and the connection cap of ``settings``."""
     app.config.REQUEST_MAX_SIZE = settings["max_body_bytes"]
+    # Sanic caps the head at the body limit too (min of the three): a max_body_bytes of
+    # 100 made every request's head "too large" (431). The head keeps its own limit.
+    Http.set_header_max_size(
+        app.config.REQUEST_MAX_HEADER_SIZE, app.config.REQUEST_BUFFER_SIZE - 4096
+    )
     app.config.NK_TRUSTED_PROXIES = parse_proxies(settings["trusted_proxies"])
     apply_connection_settings(app.config, settings)
 

@@ -225,6 +225,26 @@ def test_runtime_applies_new_body_limit_without_restart(
         assert client.post(url, content=b"y" * 2001).status_code == 413
 
 
+def test_a_body_limit_smaller_than_a_head_limits_bodies_only(
+    small_limit_server: BackgroundServer,
+) -> None:
+    """Sanic caps the head at the body limit too: with max_body_bytes 100, every request
+    (its head is longer than 100 bytes) was answered 431. The head keeps its own limit,
+    and a kept-alive connection follows a changed body limit."""
+    url = small_limit_server.endpoint("dev", APP, "echo/n")
+    headers = {"x-padding": "p" * 300}  # a head of some 400 bytes
+    with httpx.Client(timeout=5) as client:
+        assert client.post(url, content=b"x" * 500).status_code == 200  # kept alive
+        small_limit_server.workspace.set_setting("max_body_bytes", "100")
+        small_limit_server.sync()
+        # the same connection follows the new limit (Sanic copied it per connection)
+        fits = client.post(url, content=b"x" * 100, headers=headers)
+        over = client.post(url, content=b"x" * 101, headers=headers)
+    assert fits.status_code == 200, fits.text
+    assert over.status_code == 413
+    assert over.json() == {"message": "Request body is larger than 100 bytes"}
+
+
 # -- routing -----------------------------------------------------------------------------------
 
 
