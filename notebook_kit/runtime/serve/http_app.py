@@ -48,7 +48,7 @@ def _serving_request() -> Request | None:
 
 def apply_settings(app: Sanic, settings: Mapping[str, Any]) -> None:
     """The body limit, the timeouts and the connection cap of ``settings``."""
-    app.config.REQUEST_MAX_SIZE = settings["max_body_bytes"]
+    app.config.REQUEST_MAX_SIZE = app.ctx.max_body_bytes = int(settings["max_body_bytes"])
     # Sanic caps the head at the body limit too (min of the three): a max_body_bytes of
     # 100 made every request's head "too large" (431). The head keeps its own limit.
     Http.set_header_max_size(
