@@ -80,8 +80,8 @@ class ActionEnvironment:
     @property
     def database(self) -> Any:
         """``db`` for the ``database_url`` in force."""
-        url = self.context.setting("database_url")
-        tracing = bool(self.context.settings().get("tracing"))
+        settings = self.context.settings()  # read once: this runs at every ``db`` use
+        url, tracing = settings["database_url"], bool(settings.get("tracing"))
         if (url, tracing) != self._database_url:
             self._database = open_database(url, environment_path(self.context.home))
             if tracing:  # its statements noted for the call's trace (``outbound``)

@@ -14,6 +14,10 @@ from .output import STAGES, echo_json, echo_table, workspace_of
 
 __all__ = ["schedule"]
 
+_DEPLOYED_STAGE = click.option(
+    "--stage", type=STAGES, default="dev", show_default=True,
+    help="The stage the schedule is deployed to.",
+)  # fmt: skip
 _LIST_COLUMNS = [
     "app", "name", "stage", "definition", "cron", "timezone", "overlap", "paused",
     "next_run", "last_run", "last_status",
@@ -68,8 +72,7 @@ def list_(ctx: click.Context, app: str | None, as_json: bool) -> None:
 @schedule.command()
 @click.argument("app")
 @click.argument("name")
-@click.option("--stage", type=STAGES, default="dev", show_default=True,
-              help="The stage the schedule is deployed to.")  # fmt: skip
+@_DEPLOYED_STAGE
 @click.pass_context
 def pause(ctx: click.Context, app: str, name: str, stage: str) -> None:
     """Pause a deployed schedule on a stage, at once on every node."""
@@ -80,8 +83,7 @@ def pause(ctx: click.Context, app: str, name: str, stage: str) -> None:
 @schedule.command()
 @click.argument("app")
 @click.argument("name")
-@click.option("--stage", type=STAGES, default="dev", show_default=True,
-              help="The stage the schedule is deployed to.")  # fmt: skip
+@_DEPLOYED_STAGE
 @click.pass_context
 def resume(ctx: click.Context, app: str, name: str, stage: str) -> None:
     """Resume a paused schedule on a stage (ticks missed while paused are not run)."""
@@ -92,8 +94,7 @@ def resume(ctx: click.Context, app: str, name: str, stage: str) -> None:
 @schedule.command()
 @click.argument("app")
 @click.argument("name")
-@click.option("--stage", type=STAGES, default="dev", show_default=True,
-              help="The stage the schedule is deployed to.")  # fmt: skip
+@_DEPLOYED_STAGE
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @click.pass_context
 def run(ctx: click.Context, app: str, name: str, stage: str, as_json: bool) -> None:
